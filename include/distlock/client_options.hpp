@@ -1,0 +1,82 @@
+// How a Client connects and behaves: ClientOptions and its URI form.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace distlock {
+
+struct TlsOptions {
+  // Connect with TLS (set by the rediss:// scheme).
+  bool enabled = false;
+  // Verify the server certificate against ca_file / ca_dir, or the system's
+  // default trust store when both are empty. Default: true.
+  bool verify_peer = true;
+  std::string ca_file;
+  std::string ca_dir;
+  // Client certificate and key, for servers with tls-auth-clients yes.
+  std::string cert_file;
+  std::string key_file;
+  // SNI and the name the certificate must match; defaults to the host.
+  std::string server_name;
+};
+
+class LeaseLostEvent;
+
+struct ClientOptions {
+  // TCP endpoint. Ignored when unix_path is set.
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6379;
+  // Path of a Unix domain socket; when non-empty the Client uses it.
+  std::string unix_path;
+
+  // AUTH credentials. An empty username with a password sends `AUTH password`
+  // (the default user); both send `AUTH username password` (ACL).
+  std::string username;
+  std::string password;
+  // SELECT this database after connecting (0..N; the server decides N).
+  int db = 0;
+  // Sent as CLIENT SETNAME after connecting; empty skips it.
+  std::string client_name = "distlock";
+
+  TlsOptions tls;
+
+  // How long the first connection (TCP + TLS + AUTH + SELECT) may take.
+  std::chrono::milliseconds connect_timeout{5000};
+  // How long one command may wait for its reply, counted from when it was
+  // submitted. On expiry the call fails with errc::timeout; the connection
+  // stays up and discards the late reply.
+  std::chrono::milliseconds command_timeout{5000};
+  // Reconnect backoff after a dropped connection: capped exponential with
+  // full jitter between these bounds.
+  std::chrono::milliseconds reconnect_min_delay{20};
+  std::chrono::milliseconds reconnect_max_delay{2000};
+  // At most this many commands may be queued or in flight on one connection;
+  // past it calls fail at once with errc::queue_full.
+  std::size_t max_queued = 1'000'000;
+
+  // Lease of a lock taken without an explicit lease; the watchdog renews it
+  // every third of this while the lock is held. Default 30 s (as Redisson).
+  std::chrono::milliseconds watchdog_timeout{30000};
+  // Called on the Client's I/O thread the moment a lease is lost. Must not
+  // block. Optional.
+  std::function<void(const LeaseLostEvent&)> on_lease_lost;
+
+  // Parses a URI:
+  //   redis://[[user]:password@]host[:port][/db][?option=value&...]
+  //   rediss://...                  (TLS)
+  //   unix:///path/to/redis.sock[?db=N&...]
+  // host may be a name, an IPv4 address or [an:IPv6::address]. user and
+  // password are percent-decoded. Options: db, connect_timeout_ms,
+  // command_timeout_ms, client_name, ca_file, ca_dir, cert_file, key_file,
+  // verify_peer (true/false), server_name.
+  // Throws Error(errc::invalid_argument) naming the problem; the message never
+  // contains the password.
+  static ClientOptions from_uri(std::string_view uri);
+};
+
+}  // namespace distlock

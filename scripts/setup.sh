@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs the Debian packages distlock needs to build, test, run the demo and
+# the benchmarks. This is the one list of packages; README.md repeats it.
+#
+# As root it runs `apt-get update` once and `apt-get install -y` for whatever is
+# missing; otherwise it prints the exact command to run and fails.
+#
+# Installing redis-server on Debian normally starts a Redis on port 6379. We
+# never want that side effect: the install runs with a policy-rc.d that
+# forbids service starts, so nothing is left listening.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git clang clang-format
+  libhiredis-dev libasio-dev libssl-dev openssl libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  redis-server redis-tools redis-sentinel
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(gnuplot-nox python3 python3-redis nodejs npm util-linux)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "distlock: missing Debian packages. Run as root:" >&2
+  echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "distlock: installing ${missing[*]}" >&2
+policy=/usr/sbin/policy-rc.d
+own_policy=0
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod +x "$policy"
+  own_policy=1
+fi
+cleanup() { if [[ $own_policy -eq 1 ]]; then rm -f "$policy"; fi; }
+trap cleanup EXIT
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
