@@ -1,0 +1,123 @@
+// distlock::Client: the entry point. One Client per process is the usual
+// shape; every thread shares it.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+#include "distlock/client_options.hpp"
+#include "distlock/error.hpp"
+#include "distlock/value.hpp"
+
+namespace distlock {
+
+namespace detail {
+class ClientImpl;
+
+// One command argument: a string (viewed, not copied) or an integer (formatted).
+class Arg {
+ public:
+  Arg(std::string_view s) : view_(s) {}              // NOLINT(google-explicit-constructor)
+  Arg(const std::string& s) : view_(s) {}            // NOLINT(google-explicit-constructor)
+  Arg(const char* s) : view_(s) {}                   // NOLINT(google-explicit-constructor)
+  template <std::integral I>
+  Arg(I v) : owned_(std::to_string(v)), has_owned_(true) {}  // NOLINT(google-explicit-constructor)
+  std::string_view view() const { return has_owned_ ? std::string_view(owned_) : view_; }
+
+ private:
+  std::string_view view_;
+  std::string owned_;
+  bool has_owned_ = false;
+};
+}  // namespace detail
+
+class Lock;
+
+// A connection to one Redis deployment, shared by all threads of a process.
+//
+// Construction connects (TCP/Unix/TLS, then AUTH, SELECT and CLIENT SETNAME)
+// and throws Error on failure: invalid_argument for a bad URI or option,
+// connection_failed when the server cannot be reached within
+// connect_timeout, auth_failed when the credentials are refused. After that
+// the Client reconnects by itself when the connection drops.
+//
+// Thread safety: every member function may be called from any thread at the
+// same time. Commands from all threads are pipelined over one connection.
+//
+// Blocking calls must not be made from inside an async completion handler
+// that runs on the Client's I/O thread: they fail at once with
+// invalid_argument instead of deadlocking.
+class Client {
+ public:
+  // From a URI; see ClientOptions::from_uri for the forms accepted.
+  explicit Client(std::string_view uri);
+  explicit Client(ClientOptions options);
+  // Closes the Client (see close()).
+  ~Client();
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Sends one command and waits for its reply, e.g.
+  //   client.command("SET", key, value);  client.command("INCRBY", key, 5);
+  // Returns the reply. Throws Error: server_error (with the server's text)
+  // for an error reply, timeout, connection_lost, closed, queue_full.
+  template <class... Args>
+  Value command(std::string_view name, const Args&... args) {
+    const detail::Arg holders[] = {detail::Arg(name), detail::Arg(args)...};
+    std::string_view views[sizeof...(Args) + 1];
+    for (std::size_t i = 0; i < sizeof...(Args) + 1; ++i) views[i] = holders[i].view();
+    return command(std::span<const std::string_view>(views));
+  }
+  Value command(std::span<const std::string_view> args);
+  // As above but never throws for the errors listed: sets ec instead. An
+  // error reply sets ec to server_error and is returned as an error Value
+  // carrying the server's text.
+  Value command(std::span<const std::string_view> args, std::error_code& ec);
+
+  // Sends one command without waiting. Returns at once; the handler runs
+  // exactly once, never inside this call, with signature
+  // void(std::error_code, distlock::Value), on the handler's associated
+  // executor (by default the Client's I/O thread). Works with any Asio
+  // completion token: a callback, asio::use_future, asio::use_awaitable.
+  // An error reply completes with server_error and the error Value. Once
+  // sent, a command cannot be cancelled; the handler runs when its reply, a
+  // timeout, or the connection's loss arrives. Defined in
+  // <distlock/client_async.hpp>.
+  template <class Token>
+  auto async_command(std::vector<std::string> args, Token&& token);
+
+  // Creates a handle to the reentrant lock `name` (see lock.hpp). Cheap; no
+  // I/O. Throws Error(invalid_argument) for an empty name or one over 64 KiB.
+  Lock lock(std::string name);
+  // As lock(), but every acquisition also takes a fencing token: a number
+  // that strictly increases across all holders of `name`.
+  Lock fenced_lock(std::string name);
+
+  // Closes the connections, fails everything queued or in flight with
+  // errc::closed, stops renewing leases (they then expire on the server after
+  // their TTL) and joins the I/O thread. Idempotent; never throws. Must not be
+  // called from the Client's I/O thread. Any later call fails with closed.
+  void close() noexcept;
+  bool closed() const noexcept;
+
+  // This Client's random id (a UUID); lock owners are "<id>:<thread>".
+  const std::string& id() const noexcept;
+  const ClientOptions& options() const noexcept;
+
+  // For the library's own use (Lock, async templates).
+  const std::shared_ptr<detail::ClientImpl>& impl() const noexcept { return impl_; }
+
+ private:
+  std::shared_ptr<detail::ClientImpl> impl_;
+};
+
+}  // namespace distlock

@@ -1,0 +1,77 @@
+// Asynchronous commands with Asio completion tokens. Including this header
+// brings in Asio; <distlock/client.hpp> alone does not.
+#pragma once
+
+#include <asio/any_io_executor.hpp>
+#include <asio/associated_executor.hpp>
+#include <asio/async_result.hpp>
+#include <asio/dispatch.hpp>
+#include <asio/execution/outstanding_work.hpp>
+#include <asio/post.hpp>
+#include <asio/prefer.hpp>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "distlock/client.hpp"
+
+namespace distlock {
+namespace detail {
+
+// Receives the outcome of one asynchronous operation exactly once, on the
+// Client's I/O thread; the implementation hands it to the user's handler.
+class AsyncReceiver {
+ public:
+  virtual ~AsyncReceiver() = default;
+  virtual void complete(std::error_code ec, Value reply) = 0;
+};
+
+// Compiled in the library: queue one command for `receiver`. Failures to
+// queue are delivered through the receiver too, posted, never inline.
+void async_command_impl(const std::shared_ptr<ClientImpl>& client,
+                        std::vector<std::string> args,
+                        std::unique_ptr<AsyncReceiver> receiver);
+asio::any_io_executor client_executor(const std::shared_ptr<ClientImpl>& client);
+
+// Runs the user's handler on its associated executor (by default the Client's
+// I/O executor), keeping that executor's work count up until then.
+template <class Handler, class... Results>
+class HandlerReceiver final : public AsyncReceiver {
+ public:
+  HandlerReceiver(Handler handler, const asio::any_io_executor& fallback)
+      : handler_(std::move(handler)),
+        work_(asio::prefer(asio::get_associated_executor(handler_, fallback),
+                           asio::execution::outstanding_work.tracked)) {}
+
+  void complete(std::error_code ec, Value reply) override {
+    auto ex = std::move(work_);
+    asio::dispatch(ex, [h = std::move(handler_), ec, r = std::move(reply)]() mutable {
+      std::move(h)(ec, std::move(r));
+    });
+  }
+
+ private:
+  Handler handler_;
+  // decay: for an executor without the property prefer() is the identity and
+  // its result type is an rvalue reference, which must not be stored.
+  std::decay_t<typename asio::prefer_result<
+      asio::associated_executor_t<Handler, asio::any_io_executor>,
+      asio::execution::outstanding_work_t::tracked_t>::type>
+      work_;
+};
+
+}  // namespace detail
+
+template <class Token>
+auto Client::async_command(std::vector<std::string> args, Token&& token) {
+  return asio::async_initiate<Token, void(std::error_code, Value)>(
+      [](auto handler, std::shared_ptr<detail::ClientImpl> client, std::vector<std::string> a) {
+        using H = std::decay_t<decltype(handler)>;
+        auto receiver = std::make_unique<detail::HandlerReceiver<H>>(
+            std::move(handler), detail::client_executor(client));
+        detail::async_command_impl(client, std::move(a), std::move(receiver));
+      },
+      token, impl_, std::move(args));
+}
+
+}  // namespace distlock

@@ -1,0 +1,9 @@
+// Umbrella header: all of distlock's public API, including the async parts
+// (which bring in Asio).
+#pragma once
+
+#include "distlock/client.hpp"
+#include "distlock/client_async.hpp"
+#include "distlock/client_options.hpp"
+#include "distlock/error.hpp"
+#include "distlock/value.hpp"

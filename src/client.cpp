@@ -1,0 +1,193 @@
+#include "distlock/client.hpp"
+
+#include <asio/ssl/context.hpp>
+
+#include "client_impl.hpp"
+#include "resp/encoder.hpp"
+#include "runtime/identity.hpp"
+#include "topology/standalone.hpp"
+
+namespace distlock {
+namespace detail {
+namespace {
+
+void validate(const ClientOptions& o) {
+  auto bad = [](const std::string& what) { throw Error(errc::invalid_argument, what); };
+  if (o.unix_path.empty()) {
+    if (o.host.empty()) bad("ClientOptions: host is empty");
+    if (o.port == 0) bad("ClientOptions: port 0 is not a valid port");
+  } else if (o.unix_path.front() != '/') {
+    bad("ClientOptions: unix_path must be absolute: '" + o.unix_path + "'");
+  }
+  if (o.db < 0) bad("ClientOptions: db must be >= 0, got " + std::to_string(o.db));
+  if (o.connect_timeout.count() <= 0) bad("ClientOptions: connect_timeout must be positive");
+  if (o.command_timeout.count() <= 0) bad("ClientOptions: command_timeout must be positive");
+  if (o.reconnect_min_delay.count() <= 0 || o.reconnect_max_delay < o.reconnect_min_delay) {
+    bad("ClientOptions: reconnect delays must satisfy 0 < min <= max");
+  }
+  if (o.max_queued == 0) bad("ClientOptions: max_queued must be at least 1");
+  if (o.watchdog_timeout.count() < 30) {
+    bad("ClientOptions: watchdog_timeout must be at least 30 ms (renewal runs every third)");
+  }
+  if (!o.username.empty() && o.password.empty()) {
+    bad("ClientOptions: username '" + o.username + "' given without a password");
+  }
+}
+
+std::unique_ptr<asio::ssl::context> make_tls(const TlsOptions& t) {
+  if (!t.enabled) return nullptr;
+  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  auto load = [](const char* what, const std::string& path, auto&& f) {
+    std::error_code ec;
+    f(ec);
+    if (ec) {
+      throw Error(errc::invalid_argument,
+                  std::string("cannot load TLS ") + what + " '" + path + "': " + ec.message());
+    }
+  };
+  if (!t.ca_file.empty()) load("CA file", t.ca_file, [&](auto& ec) { ctx->load_verify_file(t.ca_file, ec); });
+  if (!t.ca_dir.empty()) load("CA dir", t.ca_dir, [&](auto& ec) { ctx->add_verify_path(t.ca_dir, ec); });
+  if (t.ca_file.empty() && t.ca_dir.empty()) {
+    std::error_code ignored;
+    ctx->set_default_verify_paths(ignored);
+  }
+  if (!t.cert_file.empty()) {
+    load("certificate", t.cert_file, [&](auto& ec) { ctx->use_certificate_chain_file(t.cert_file, ec); });
+  }
+  if (!t.key_file.empty()) {
+    load("key", t.key_file, [&](auto& ec) { ctx->use_private_key_file(t.key_file, asio::ssl::context::pem, ec); });
+  }
+  return ctx;
+}
+
+}  // namespace
+
+ClientImpl::ClientImpl(ClientOptions options)
+    : options_(std::move(options)),
+      id_(runtime::random_uuid()),
+      work_(asio::make_work_guard(io_)) {
+  validate(options_);
+  tls_ = make_tls(options_.tls);
+  topology_ = std::make_unique<topology::Standalone>(io_, options_, tls_.get(),
+                                                     net::Connection::Handlers{},
+                                                     net::Connection::Handlers{});
+}
+
+ClientImpl::~ClientImpl() { close(); }
+
+void ClientImpl::start() {
+  thread_ = std::thread([this] { io_.run(); });
+  thread_id_ = thread_.get_id();
+  try {
+    topology_->connect();
+  } catch (...) {
+    close();
+    throw;
+  }
+}
+
+void ClientImpl::close() noexcept {
+  if (closed_.exchange(true)) return;
+  topology_->close();
+  work_.reset();
+  if (thread_.joinable()) {
+    if (std::this_thread::get_id() == thread_.get_id()) {
+      thread_.detach();  // closing from a handler: the thread ends when io runs dry
+    } else {
+      thread_.join();
+    }
+  }
+}
+
+bool ClientImpl::on_io_thread() const noexcept { return io_.get_executor().running_in_this_thread(); }
+
+bool ClientImpl::may_block(std::error_code& ec) const {
+  if (closed_.load()) {
+    ec = errc::closed;
+    return false;
+  }
+  if (on_io_thread()) {
+    ec = errc::invalid_argument;  // a blocking call here would wait for itself
+    return false;
+  }
+  return true;
+}
+
+std::error_code ClientImpl::submit(std::span<const std::string_view> args,
+                                   net::Completion* completion) {
+  if (args.empty()) return errc::invalid_argument;
+  std::string payload;
+  resp::encode_command(payload, args);
+  const std::string_view key = args.size() > 1 ? args[1] : std::string_view();
+  return topology_->data_for(key).submit(std::move(payload), 1, completion);
+}
+
+Value ClientImpl::call(std::span<const std::string_view> args, std::error_code& ec) {
+  ec.clear();
+  if (!may_block(ec)) return {};
+  net::SyncCompletion done;
+  if ((ec = submit(args, &done))) return {};
+  Value reply = done.wait(ec);
+  if (!ec && reply.is_error()) ec = errc::server_error;
+  return reply;
+}
+
+}  // namespace detail
+
+namespace {
+
+[[noreturn]] void throw_for(std::error_code ec, const Value& reply, std::string_view verb) {
+  if (ec == errc::server_error && reply.is_error()) throw Error(ec, reply.as_string());
+  if (ec == errc::invalid_argument) {
+    throw Error(ec, "command " + std::string(verb) +
+                        ": empty command, or a blocking call on the Client's I/O thread");
+  }
+  throw Error(ec, "command " + std::string(verb));
+}
+
+}  // namespace
+
+Client::Client(std::string_view uri) : Client(ClientOptions::from_uri(uri)) {}
+
+Client::Client(ClientOptions options)
+    : impl_(std::make_shared<detail::ClientImpl>(std::move(options))) {
+  impl_->start();
+}
+
+Client::~Client() {
+  if (impl_) impl_->close();
+}
+
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&& other) noexcept {
+  if (this != &other) {
+    if (impl_) impl_->close();
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+
+Value Client::command(std::span<const std::string_view> args) {
+  std::error_code ec;
+  Value reply = command(args, ec);
+  if (ec) throw_for(ec, reply, args.empty() ? std::string_view("(empty)") : args[0]);
+  return reply;
+}
+
+Value Client::command(std::span<const std::string_view> args, std::error_code& ec) {
+  if (!impl_) {
+    ec = errc::closed;
+    return {};
+  }
+  return impl_->call(args, ec);
+}
+
+void Client::close() noexcept {
+  if (impl_) impl_->close();
+}
+
+bool Client::closed() const noexcept { return !impl_ || impl_->closed(); }
+const std::string& Client::id() const noexcept { return impl_->id(); }
+const ClientOptions& Client::options() const noexcept { return impl_->options(); }
+
+}  // namespace distlock

@@ -1,0 +1,160 @@
+// One Redis connection on Asio, pipelined and shared by every thread.
+#pragma once
+
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+#include <asio/local/stream_protocol.hpp>
+#include <asio/ssl/context.hpp>
+#include <asio/ssl/stream.hpp>
+#include <asio/steady_timer.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "distlock/client_options.hpp"
+#include "net/completion.hpp"
+#include "resp/decoder.hpp"
+
+namespace distlock::net {
+
+using Clock = std::chrono::steady_clock;
+
+// Auto-pipelining: submit() may be called from any thread. Requests queue
+// under a short mutex (never held across I/O); the I/O thread coalesces all
+// queued requests into one write and matches replies to requests in FIFO
+// order.
+//
+// Failure semantics:
+//  - A request that gets no reply within ClientOptions::command_timeout
+//    completes with errc::timeout; the connection stays up and discards the
+//    late reply when it comes.
+//  - When the connection drops, every request already written completes with
+//    errc::connection_lost (it may or may not have run; it is never re-sent).
+//    Requests not yet written wait for the reconnect, within their timeout.
+//  - The connection then reconnects with capped, jittered exponential backoff
+//    until close().
+//
+// A Connection in subscriber role hands RESP2 pub/sub pushes ("message",
+// "pmessage") to the push handler instead of matching them to requests.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  enum class Role { data, subscriber };
+
+  struct Handlers {
+    // After every successful (re)connect and handshake; `reconnected` is false
+    // for the first one. On the I/O thread.
+    std::function<void(bool reconnected)> on_connected;
+    // After the connection dropped (not after close()). On the I/O thread.
+    std::function<void()> on_disconnected;
+    // Pub/sub pushes (subscriber role). On the I/O thread.
+    std::function<void(Value push)> on_push;
+  };
+
+  Connection(asio::io_context& io,
+             const ClientOptions& options,
+             asio::ssl::context* tls,
+             Role role,
+             Handlers handlers);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Makes the first connection; blocks the calling thread (which must not be
+  // the I/O thread) for at most connect_timeout. Fails with
+  // connection_failed, auth_failed, timeout or closed. After a failure the
+  // Connection is closed.
+  void connect(std::error_code& ec, std::string& message);
+
+  // Starts connecting in the background (idempotent): requests queue until
+  // the connection is ready, and failures retry with backoff until close().
+  // For connections made on first use, such as the pub/sub one.
+  void start();
+
+  // Queues `payload` (already RESP-encoded; it produces `replies` replies).
+  // Thread-safe. On success the completion runs exactly once, later, on the
+  // I/O thread. Fails at once, without calling the completion, with closed or
+  // queue_full.
+  std::error_code submit(std::string payload, std::uint32_t replies, Completion* completion);
+
+  // Completes every queued and in-flight request with errc::closed and closes
+  // the socket. Thread-safe, idempotent; returns at once (the socket closes on
+  // the I/O thread).
+  void close();
+
+  bool connected() const noexcept { return state_.load() == State::ready; }
+  std::size_t outstanding() const noexcept { return outstanding_.load(); }
+  const ClientOptions& options() const noexcept { return options_; }
+
+ private:
+  enum class State { disconnected, connecting, ready, closed };
+
+  struct Request {
+    std::string payload;
+    std::uint32_t replies = 1;
+    Completion* completion = nullptr;  // null once completed early (timeout)
+    Clock::time_point deadline;
+    std::vector<Value> collected;  // for requests expecting several replies
+  };
+
+  // All below run on the I/O thread.
+  void start_connect(std::function<void(std::error_code, std::string)> done);
+  void on_transport_ready(std::function<void(std::error_code, std::string)> done);
+  void send_handshake(std::function<void(std::error_code, std::string)> done);
+  void became_ready(bool reconnected);
+  void drop(std::error_code ec);
+  void schedule_reconnect();
+  void flush();
+  void write_some();
+  void read_some();
+  void on_reply(Value reply);
+  void arm_timer();
+  void on_timer();
+  void fail_all(std::error_code ec);
+  void finish(Request& r, std::error_code ec, Value reply);
+  void close_socket();
+  template <class F>
+  void with_stream(F&& f);
+
+  asio::io_context& io_;
+  const ClientOptions options_;
+  asio::ssl::context* tls_context_;
+  const Role role_;
+  Handlers handlers_;
+
+  std::atomic<State> state_{State::disconnected};
+  std::atomic<std::size_t> outstanding_{0};
+
+  // Shared with submitting threads.
+  std::mutex mutex_;
+  std::vector<Request> submitted_;
+  bool flush_posted_ = false;
+  bool closing_ = false;
+
+  // I/O thread only.
+  std::unique_ptr<asio::ip::tcp::socket> tcp_;
+  std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket>> tls_;
+  std::unique_ptr<asio::local::stream_protocol::socket> unix_;
+  asio::ip::tcp::resolver resolver_;
+  asio::steady_timer request_timer_;
+  asio::steady_timer connect_timer_;
+  asio::steady_timer reconnect_timer_;
+  bool timer_armed_ = false;
+  std::deque<Request> unsent_;
+  std::deque<Request> inflight_;
+  std::string write_buffer_;
+  bool writing_ = false;
+  std::vector<char> read_buffer_;
+  resp::Decoder decoder_;
+  unsigned reconnect_attempt_ = 0;
+  bool ever_connected_ = false;
+  std::atomic<bool> started_{false};
+  std::uint64_t generation_ = 0;  // bumps on every drop; stale handlers ignore themselves
+};
+
+}  // namespace distlock::net

@@ -1,0 +1,377 @@
+// ClientOptions::from_uri: the redis://, rediss:// and unix:// URI forms.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "distlock/client_options.hpp"
+#include "distlock/error.hpp"
+
+namespace distlock {
+namespace {
+
+constexpr std::size_t npos = std::string_view::npos;
+// Timeouts are added to steady_clock::now() in nanoseconds; this bound (about
+// 24.8 days) keeps that sum far from overflowing.
+constexpr std::int64_t kMaxTimeoutMs = std::numeric_limits<std::int32_t>::max();
+// sockaddr_un::sun_path holds the path and its terminating NUL.
+constexpr std::size_t kMaxUnixPath = sizeof(sockaddr_un{}.sun_path) - 1;
+
+bool is_digits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool is_control(char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  return byte < 0x20 || byte == 0x7f;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string escaped(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte >= 0x7f || c == '\'' || c == '\\') {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void replace_all(std::string& text, std::string_view secret) {
+  if (secret.empty()) return;
+  for (std::size_t at = text.find(secret); at != npos; at = text.find(secret, at + 3)) {
+    text.replace(at, secret.size(), "***");
+  }
+}
+
+class UriParser {
+ public:
+  explicit UriParser(std::string_view uri) : uri_(uri) {}
+
+  ClientOptions parse();
+
+ private:
+  enum class Scheme { redis, rediss, unix_socket };
+
+  [[noreturn]] void fail(const std::string& problem) const;
+  std::string quote(std::string_view fragment) const;
+  std::string decode(std::string_view text, std::string_view what) const;
+
+  std::string_view parse_scheme();
+  void parse_userinfo(std::string_view userinfo);
+  void parse_host_port(std::string_view host_port);
+  void check_host(std::string_view host) const;
+  std::uint16_t parse_port(std::string_view text) const;
+  void parse_db_path(std::string_view path);
+  void parse_unix_path(std::string_view authority, std::string_view path);
+  void parse_query(std::string_view query);
+  void apply_option(const std::string& name, const std::string& value);
+  int parse_db(std::string_view text) const;
+  std::chrono::milliseconds parse_timeout(std::string_view name, std::string_view text) const;
+  void require_tls(std::string_view name) const;
+
+  std::string_view uri_;
+  Scheme scheme_ = Scheme::redis;
+  ClientOptions options_;
+  std::string_view raw_password_;
+  // True when an '@' appears after the authority: a password holding a raw
+  // '/' or '?' was then split in the wrong place, and any fragment quoted in
+  // a message could be a piece of it.
+  bool hide_fragments_ = false;
+  bool db_in_path_ = false;
+  std::vector<std::string> seen_options_;
+};
+
+ClientOptions UriParser::parse() {
+  if (uri_.empty()) fail("empty string");
+  const std::string_view rest = parse_scheme();
+  // RFC 3986: the authority ends at the first '/' or '?'; its userinfo ends at
+  // its last '@'. Reserved characters in user and password must be
+  // percent-encoded.
+  const std::size_t authority_end = std::min(rest.find_first_of("/?"), rest.size());
+  std::string_view authority = rest.substr(0, authority_end);
+  const std::string_view tail = rest.substr(authority_end);
+  hide_fragments_ = tail.find('@') != npos;
+  if (const std::size_t at = authority.rfind('@'); at != npos) {
+    parse_userinfo(authority.substr(0, at));
+    authority.remove_prefix(at + 1);
+  }
+  const std::size_t query_start = std::min(tail.find('?'), tail.size());
+  const std::string_view path = tail.substr(0, query_start);
+  if (scheme_ == Scheme::unix_socket) {
+    parse_unix_path(authority, path);
+  } else {
+    parse_host_port(authority);
+    parse_db_path(path);
+  }
+  if (query_start < tail.size()) parse_query(tail.substr(query_start + 1));
+  if (!options_.tls.key_file.empty() && options_.tls.cert_file.empty()) {
+    fail("option key_file requires cert_file");
+  }
+  options_.tls.enabled = scheme_ == Scheme::rediss;
+  return std::move(options_);
+}
+
+// Every message starts with "invalid Redis URI: ". The password (as written
+// and decoded) is replaced by "***" wherever it would appear, even inside a
+// fragment that only happens to equal it.
+void UriParser::fail(const std::string& problem) const {
+  std::string message = "invalid Redis URI: " + problem;
+  replace_all(message, raw_password_);
+  replace_all(message, options_.password);
+  throw Error(errc::invalid_argument, message);
+}
+
+std::string UriParser::quote(std::string_view fragment) const {
+  return hide_fragments_ ? "'***'" : "'" + escaped(fragment) + "'";
+}
+
+std::string UriParser::decode(std::string_view text, std::string_view what) const {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    const int high = i + 2 < text.size() ? hex_value(text[i + 1]) : -1;
+    const int low = high >= 0 ? hex_value(text[i + 2]) : -1;
+    if (low < 0) fail("invalid percent-encoding in " + std::string(what));
+    out += static_cast<char>(high * 16 + low);
+    i += 2;
+  }
+  return out;
+}
+
+// Returns what follows "<scheme>://".
+std::string_view UriParser::parse_scheme() {
+  const std::size_t colon = uri_.find(':');
+  std::string scheme(uri_.substr(0, colon == npos ? 0 : colon));
+  const bool plausible = !scheme.empty() && std::all_of(scheme.begin(), scheme.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  });
+  if (!plausible) fail("missing scheme (expected redis://, rediss:// or unix://)");
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (scheme == "redis") {
+    scheme_ = Scheme::redis;
+  } else if (scheme == "rediss") {
+    scheme_ = Scheme::rediss;
+  } else if (scheme == "unix") {
+    scheme_ = Scheme::unix_socket;
+  } else {
+    fail("unknown scheme " + quote(scheme) + " (expected redis, rediss or unix)");
+  }
+  const std::string_view after = uri_.substr(colon + 1);
+  if (after.substr(0, 2) != "//") fail("missing '//' after '" + scheme + ":'");
+  return after.substr(2);
+}
+
+void UriParser::parse_userinfo(std::string_view userinfo) {
+  const std::size_t colon = userinfo.find(':');
+  if (colon == npos) fail("user name without a password (expected [user]:password@)");
+  raw_password_ = userinfo.substr(colon + 1);
+  options_.username = decode(userinfo.substr(0, colon), "the user name");
+  options_.password = decode(raw_password_, "the password");
+}
+
+void UriParser::parse_host_port(std::string_view host_port) {
+  std::string_view host = host_port;
+  std::string_view port;
+  bool has_port = false;
+  if (host_port.starts_with('[')) {
+    const std::size_t close = host_port.find(']');
+    if (close == npos) fail("unterminated IPv6 address (missing ']')");
+    host = host_port.substr(1, close - 1);
+    const std::string_view after = host_port.substr(close + 1);
+    if (!after.empty() && after[0] != ':') fail("unexpected " + quote(after) + " after ']'");
+    has_port = !after.empty();
+    port = after.substr(has_port ? 1 : 0);
+    in6_addr address{};
+    if (host.empty()) fail("empty IPv6 address '[]'");
+    if (inet_pton(AF_INET6, std::string(host).c_str(), &address) != 1) {
+      fail("invalid IPv6 address " + quote(host));
+    }
+  } else {
+    const std::size_t colon = host_port.find(':');
+    if (colon != npos && host_port.find(':', colon + 1) != npos) {
+      fail("an IPv6 address must be enclosed in brackets, as in redis://[::1]:6379");
+    }
+    has_port = colon != npos;
+    host = host_port.substr(0, colon);
+    port = has_port ? host_port.substr(colon + 1) : std::string_view();
+    check_host(host);
+  }
+  options_.host = std::string(host);
+  if (has_port) options_.port = parse_port(port);
+}
+
+// Host names and IPv4 addresses: letters, digits, '-', '.' and '_' (which
+// Docker and Kubernetes service names use).
+void UriParser::check_host(std::string_view host) const {
+  if (host.empty()) fail("missing host");
+  for (const char c : host) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.' && c != '_') {
+      fail("invalid character " + quote(std::string_view(&c, 1)) + " in host");
+    }
+  }
+}
+
+std::uint16_t UriParser::parse_port(std::string_view text) const {
+  if (text.empty()) fail("missing port number after ':'");
+  if (!is_digits(text)) fail("port " + quote(text) + " is not a number");
+  std::uint32_t port = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+  if (ec != std::errc() || port == 0 || port > 65535) {
+    fail("port " + (hide_fragments_ ? std::string("***") : std::string(text)) +
+         " out of range 1..65535");
+  }
+  return static_cast<std::uint16_t>(port);
+}
+
+void UriParser::parse_db_path(std::string_view path) {
+  if (path.empty() || path == "/") return;
+  const std::string_view db = path.substr(1);
+  if (db.find('/') != npos) {
+    fail("unexpected path " + quote(path) + " (only /<db> may follow the host)");
+  }
+  options_.db = parse_db(db);
+  db_in_path_ = true;
+}
+
+int UriParser::parse_db(std::string_view text) const {
+  if (!is_digits(text)) {
+    fail("database number " + quote(text) + " is not a non-negative integer");
+  }
+  int db = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), db);
+  if (ec != std::errc()) fail("database number " + quote(text) + " out of range");
+  return db;
+}
+
+void UriParser::parse_unix_path(std::string_view authority, std::string_view path) {
+  if (!authority.empty()) {
+    fail("unix socket path must be absolute, as in unix:///run/redis.sock");
+  }
+  if (path.empty() || path == "/") fail("empty unix socket path");
+  options_.unix_path = decode(path, "the unix socket path");
+  if (std::any_of(options_.unix_path.begin(), options_.unix_path.end(), is_control)) {
+    fail("unix socket path contains a control character");
+  }
+  if (options_.unix_path.size() > kMaxUnixPath) {
+    fail("unix socket path is " + std::to_string(options_.unix_path.size()) +
+         " bytes long (at most " + std::to_string(kMaxUnixPath) + ")");
+  }
+}
+
+void UriParser::parse_query(std::string_view query) {
+  while (!query.empty()) {
+    const std::size_t amp = std::min(query.find('&'), query.size());
+    const std::string_view item = query.substr(0, amp);
+    query.remove_prefix(std::min(amp + 1, query.size()));
+    if (item.empty()) continue;
+    const std::size_t eq = item.find('=');
+    if (eq == npos) fail("option " + quote(item) + " has no value (expected name=value)");
+    const std::string name = decode(item.substr(0, eq), "an option name");
+    const std::string value = decode(item.substr(eq + 1), "the value of option " + quote(name));
+    if (std::find(seen_options_.begin(), seen_options_.end(), name) != seen_options_.end()) {
+      fail("option " + quote(name) + " given twice");
+    }
+    seen_options_.push_back(name);
+    if (std::any_of(value.begin(), value.end(), is_control)) {
+      fail("value of option " + quote(name) + " contains a control character");
+    }
+    apply_option(name, value);
+  }
+}
+
+void UriParser::apply_option(const std::string& name, const std::string& value) {
+  struct TlsString {
+    std::string_view name;
+    std::string TlsOptions::*member;
+  };
+  static constexpr TlsString kTlsStrings[] = {{"ca_file", &TlsOptions::ca_file},
+                                              {"ca_dir", &TlsOptions::ca_dir},
+                                              {"cert_file", &TlsOptions::cert_file},
+                                              {"key_file", &TlsOptions::key_file},
+                                              {"server_name", &TlsOptions::server_name}};
+  const auto* tls = std::find_if(std::begin(kTlsStrings), std::end(kTlsStrings),
+                                 [&](const TlsString& t) { return t.name == name; });
+  if (tls == std::end(kTlsStrings) && name != "db" && name != "connect_timeout_ms" &&
+      name != "command_timeout_ms" && name != "client_name" && name != "verify_peer") {
+    fail("unknown option " + quote(name));
+  }
+  if (value.empty() && name != "client_name") fail("option " + quote(name) + " has no value");
+  if (name == "db") {
+    if (db_in_path_) fail("database number given twice (in the path and as option db)");
+    options_.db = parse_db(value);
+  } else if (name == "connect_timeout_ms") {
+    options_.connect_timeout = parse_timeout(name, value);
+  } else if (name == "command_timeout_ms") {
+    options_.command_timeout = parse_timeout(name, value);
+  } else if (name == "client_name") {
+    // Redis refuses CLIENT SETNAME with spaces or characters outside '!'..'~'.
+    if (std::any_of(value.begin(), value.end(), [](char c) { return c < '!' || c > '~'; })) {
+      fail("client_name " + quote(value) + " contains a space or special character");
+    }
+    options_.client_name = value;
+  } else if (name == "verify_peer") {
+    require_tls(name);
+    if (value != "true" && value != "false") {
+      fail("verify_peer " + quote(value) + " must be true or false");
+    }
+    options_.tls.verify_peer = value == "true";
+  } else {
+    require_tls(name);
+    options_.tls.*(tls->member) = value;
+  }
+}
+
+std::chrono::milliseconds UriParser::parse_timeout(std::string_view name,
+                                                   std::string_view text) const {
+  std::int64_t ms = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (!is_digits(text) || (ec == std::errc() && ms == 0)) {
+    fail(std::string(name) + " " + quote(text) + " is not a positive number of milliseconds");
+  }
+  if (ec != std::errc() || ms > kMaxTimeoutMs) {
+    fail(std::string(name) + " " + quote(text) + " out of range 1.." +
+         std::to_string(kMaxTimeoutMs));
+  }
+  return std::chrono::milliseconds(ms);
+}
+
+void UriParser::require_tls(std::string_view name) const {
+  if (scheme_ != Scheme::rediss) {
+    fail("option " + quote(name) + " requires the rediss:// scheme (TLS)");
+  }
+}
+
+}  // namespace
+
+ClientOptions ClientOptions::from_uri(std::string_view uri) {
+  return UriParser(uri).parse();
+}
+
+}  // namespace distlock

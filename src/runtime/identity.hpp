@@ -1,0 +1,17 @@
+// Unguessable identifiers from the OS CSPRNG (OpenSSL RAND_bytes).
+#pragma once
+
+#include <string>
+
+namespace distlock::runtime {
+
+// A random version-4 UUID in canonical text form (36 characters). Throws
+// Error(errc::invalid_argument) never; aborts the operation with
+// std::runtime_error if the CSPRNG fails, since a guessable owner id would
+// let two holders share a lock.
+std::string random_uuid();
+
+// 128 random bits as 32 lowercase hex characters.
+std::string random_token();
+
+}  // namespace distlock::runtime

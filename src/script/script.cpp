@@ -1,0 +1,78 @@
+#include "script/script.hpp"
+
+#include <openssl/sha.h>
+
+#include <vector>
+
+#include "resp/encoder.hpp"
+
+namespace distlock::script {
+namespace {
+
+void encode_call(std::string& out,
+                 std::string_view verb,
+                 std::string_view body,
+                 std::span<const std::string_view> keys,
+                 std::span<const std::string_view> args) {
+  const std::string numkeys = std::to_string(keys.size());
+  std::vector<std::string_view> argv;
+  argv.reserve(3 + keys.size() + args.size());
+  argv.push_back(verb);
+  argv.push_back(body);
+  argv.push_back(numkeys);
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  resp::encode_command(out, argv);
+}
+
+}  // namespace
+
+Script make_script(std::string_view name, std::string_view source) {
+  unsigned char digest[SHA_DIGEST_LENGTH];
+  SHA1(reinterpret_cast<const unsigned char*>(source.data()), source.size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * SHA_DIGEST_LENGTH);
+  for (unsigned char b : digest) {
+    hex.push_back(kHex[b >> 4]);
+    hex.push_back(kHex[b & 0xf]);
+  }
+  return Script{name, source, std::move(hex)};
+}
+
+void encode_evalsha(std::string& out,
+                    const Script& s,
+                    std::span<const std::string_view> keys,
+                    std::span<const std::string_view> args) {
+  encode_call(out, "EVALSHA", s.sha1, keys, args);
+}
+
+void encode_eval(std::string& out,
+                 const Script& s,
+                 std::span<const std::string_view> keys,
+                 std::span<const std::string_view> args) {
+  encode_call(out, "EVAL", s.source, keys, args);
+}
+
+bool is_noscript(const Value& reply) {
+  return reply.is_error() && reply.as_string().rfind("NOSCRIPT", 0) == 0;
+}
+
+std::error_code ScriptCall::start() {
+  std::string payload;
+  encode_evalsha(payload, script_, keys_, args_);
+  return connection_.submit(std::move(payload), 1, this);
+}
+
+void ScriptCall::complete(std::error_code ec, Value reply) {
+  if (!ec && !retried_ && is_noscript(reply)) {
+    retried_ = true;
+    std::string payload;
+    encode_eval(payload, script_, keys_, args_);
+    if (auto e = connection_.submit(std::move(payload), 1, this)) next_->complete(e, {});
+    return;
+  }
+  next_->complete(ec, std::move(reply));
+}
+
+}  // namespace distlock::script

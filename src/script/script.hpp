@@ -1,0 +1,67 @@
+// Lua scripts: embedded sources, SHA1 computed once, EVALSHA with a single
+// EVAL fallback on NOSCRIPT.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "net/completion.hpp"
+#include "net/connection.hpp"
+
+namespace distlock::script {
+
+struct Script {
+  std::string_view name;
+  std::string_view source;
+  std::string sha1;  // lowercase hex
+};
+
+// Builds a Script; computes the SHA1 of `source` (OpenSSL).
+Script make_script(std::string_view name, std::string_view source);
+
+// Appends `EVALSHA sha numkeys keys... args...` (or EVAL with the source).
+// Keys and arguments go only as KEYS/ARGV, never into the script text.
+void encode_evalsha(std::string& out,
+                    const Script& s,
+                    std::span<const std::string_view> keys,
+                    std::span<const std::string_view> args);
+void encode_eval(std::string& out,
+                 const Script& s,
+                 std::span<const std::string_view> keys,
+                 std::span<const std::string_view> args);
+
+// True for the server's NOSCRIPT error reply.
+bool is_noscript(const Value& reply);
+
+// One script call. Sends EVALSHA; when the server answers NOSCRIPT (after
+// SCRIPT FLUSH or a restart) it sends EVAL once, which runs and caches the
+// script, then forwards the outcome to `next`. NOSCRIPT means the script did
+// not run, so the retry cannot run it twice.
+//
+// `keys` and `args` must stay valid until `next` completes.
+class ScriptCall final : public net::Completion {
+ public:
+  ScriptCall(net::Connection& connection,
+             const Script& script,
+             std::span<const std::string_view> keys,
+             std::span<const std::string_view> args,
+             net::Completion* next)
+      : connection_(connection), script_(script), keys_(keys), args_(args), next_(next) {}
+
+  // Submits the EVALSHA. On failure to queue, returns the error and `next`
+  // is not called.
+  std::error_code start();
+
+  void complete(std::error_code ec, Value reply) override;
+
+ private:
+  net::Connection& connection_;
+  const Script& script_;
+  std::span<const std::string_view> keys_;
+  std::span<const std::string_view> args_;
+  net::Completion* next_;
+  bool retried_ = false;
+};
+
+}  // namespace distlock::script
