@@ -11,7 +11,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git clang clang-format
+  build-essential cmake ninja-build pkg-config git clang clang-format libclang-rt-14-dev
   libhiredis-dev libasio-dev libssl-dev openssl libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools redis-sentinel

@@ -1,5 +1,6 @@
 #include "distlock/client.hpp"
 
+#include <asio/post.hpp>
 #include <asio/ssl/context.hpp>
 
 #include "client_impl.hpp"
@@ -68,16 +69,36 @@ ClientImpl::ClientImpl(ClientOptions options)
       work_(asio::make_work_guard(io_)) {
   validate(options_);
   tls_ = make_tls(options_.tls);
-  topology_ = std::make_unique<topology::Standalone>(io_, options_, tls_.get(),
-                                                     net::Connection::Handlers{},
-                                                     net::Connection::Handlers{});
+  watchdog_ = std::make_unique<Watchdog>(*this, io_);
+  waiters_ = std::make_unique<Waiters>(*this);
+  net::Connection::Handlers data;
+  data.on_connected = [this](bool reconnected) {
+    // Check every lease at once: a restarted server may have lost them all.
+    if (reconnected) watchdog_->renew_all_now();
+  };
+  net::Connection::Handlers subscriber;
+  subscriber.on_connected = [this](bool reconnected) { waiters_->on_connected(reconnected); };
+  subscriber.on_disconnected = [this] { waiters_->on_disconnected(); };
+  subscriber.on_push = [this](Value push) {
+    const auto& parts = push.as_array();
+    // ["message", channel, payload] or ["pmessage", pattern, channel, payload]
+    const Value& channel = parts.size() == 3 ? parts[1] : parts[2];
+    if (channel.is_string()) waiters_->on_message(channel.as_string());
+  };
+  topology_ = std::make_unique<topology::Standalone>(io_, options_, tls_.get(), std::move(data),
+                                                     std::move(subscriber));
+}
+
+std::string ClientImpl::thread_owner() const {
+  static std::atomic<std::uint64_t> next{1};
+  thread_local const std::uint64_t number = next.fetch_add(1);
+  return id_ + ":" + std::to_string(number);
 }
 
 ClientImpl::~ClientImpl() { close(); }
 
 void ClientImpl::start() {
   thread_ = std::thread([this] { io_.run(); });
-  thread_id_ = thread_.get_id();
   try {
     topology_->connect();
   } catch (...) {
@@ -88,6 +109,12 @@ void ClientImpl::start() {
 
 void ClientImpl::close() noexcept {
   if (closed_.exchange(true)) return;
+  // Waiters and the watchdog live on the I/O thread: stop them there, before
+  // the connections close (posted handlers run in order).
+  asio::post(io_, [this] {
+    waiters_->close();
+    watchdog_->close();
+  });
   topology_->close();
   work_.reset();
   if (thread_.joinable()) {

@@ -6,16 +6,27 @@
 #include <asio/ssl/context.hpp>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
+#include <unordered_map>
 
 #include "distlock/client_options.hpp"
 #include "distlock/value.hpp"
 #include "net/completion.hpp"
+#include "runtime/lease_state.hpp"
+#include "runtime/waiters.hpp"
+#include "runtime/watchdog.hpp"
 #include "topology/topology.hpp"
 
 namespace distlock::detail {
+
+// A thread's holding of one lock: its lease and local hold count.
+struct ThreadHold {
+  std::shared_ptr<LeaseState> state;
+  std::uint32_t count = 0;
+};
 
 class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
  public:
@@ -41,8 +52,16 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   asio::io_context& io() noexcept { return io_; }
   topology::Topology& topology() noexcept { return *topology_; }
+  Watchdog& watchdog() noexcept { return *watchdog_; }
+  Waiters& waiters() noexcept { return *waiters_; }
   const ClientOptions& options() const noexcept { return options_; }
   const std::string& id() const noexcept { return id_; }
+
+  // "<client-id>:<thread-number>": the calling thread's owner id.
+  std::string thread_owner() const;
+  // The calling thread's holds, keyed by owner + '\n' + name.
+  std::mutex holds_mutex;
+  std::unordered_map<std::string, ThreadHold> holds;
 
  private:
   const ClientOptions options_;
@@ -51,8 +70,9 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   std::unique_ptr<asio::ssl::context> tls_;
   std::unique_ptr<topology::Topology> topology_;
+  std::unique_ptr<Watchdog> watchdog_;
+  std::unique_ptr<Waiters> waiters_;
   std::thread thread_;
-  std::thread::id thread_id_;
   std::atomic<bool> closed_{false};
 };
 

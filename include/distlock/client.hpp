@@ -14,6 +14,7 @@
 
 #include "distlock/client_options.hpp"
 #include "distlock/error.hpp"
+#include "distlock/lock.hpp"
 #include "distlock/value.hpp"
 
 namespace distlock {

@@ -20,11 +20,13 @@ namespace detail {
 
 // Receives the outcome of one asynchronous operation exactly once, on the
 // Client's I/O thread; the implementation hands it to the user's handler.
-class AsyncReceiver {
+template <class Result>
+class Receiver {
  public:
-  virtual ~AsyncReceiver() = default;
-  virtual void complete(std::error_code ec, Value reply) = 0;
+  virtual ~Receiver() = default;
+  virtual void complete(std::error_code ec, Result result) = 0;
 };
+using AsyncReceiver = Receiver<Value>;
 
 // Compiled in the library: queue one command for `receiver`. Failures to
 // queue are delivered through the receiver too, posted, never inline.
@@ -35,17 +37,17 @@ asio::any_io_executor client_executor(const std::shared_ptr<ClientImpl>& client)
 
 // Runs the user's handler on its associated executor (by default the Client's
 // I/O executor), keeping that executor's work count up until then.
-template <class Handler, class... Results>
-class HandlerReceiver final : public AsyncReceiver {
+template <class Handler, class Result>
+class HandlerReceiver final : public Receiver<Result> {
  public:
   HandlerReceiver(Handler handler, const asio::any_io_executor& fallback)
       : handler_(std::move(handler)),
         work_(asio::prefer(asio::get_associated_executor(handler_, fallback),
                            asio::execution::outstanding_work.tracked)) {}
 
-  void complete(std::error_code ec, Value reply) override {
+  void complete(std::error_code ec, Result result) override {
     auto ex = std::move(work_);
-    asio::dispatch(ex, [h = std::move(handler_), ec, r = std::move(reply)]() mutable {
+    asio::dispatch(ex, [h = std::move(handler_), ec, r = std::move(result)]() mutable {
       std::move(h)(ec, std::move(r));
     });
   }
@@ -67,7 +69,7 @@ auto Client::async_command(std::vector<std::string> args, Token&& token) {
   return asio::async_initiate<Token, void(std::error_code, Value)>(
       [](auto handler, std::shared_ptr<detail::ClientImpl> client, std::vector<std::string> a) {
         using H = std::decay_t<decltype(handler)>;
-        auto receiver = std::make_unique<detail::HandlerReceiver<H>>(
+        auto receiver = std::make_unique<detail::HandlerReceiver<H, Value>>(
             std::move(handler), detail::client_executor(client));
         detail::async_command_impl(client, std::move(a), std::move(receiver));
       },

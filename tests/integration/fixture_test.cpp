@@ -264,6 +264,24 @@ TEST(FixtureProcess, ChildrenDieWhenTheTestBinaryIsKilled) {
   expect_children_die_with_the_binary(SIGKILL);
 }
 
+TEST(FixtureProcess, MakeTempDirRemovesDirsOfDeadOwnersOnly) {
+  namespace fs = std::filesystem;
+  const std::string prefix = "distlock-sweep-" + std::to_string(::getpid()) + "-";
+  ChildProcess dead = ChildProcess::spawn({"true"});
+  ASSERT_TRUE(dead.wait_for_exit(seconds(10)));
+  const std::string stale = "/tmp/" + prefix + "stale";
+  const std::string unowned = "/tmp/" + prefix + "unowned";
+  fs::create_directory(stale);
+  fs::create_directory(unowned);
+  std::ofstream(stale + "/owner") << dead.pid() << " 1\n";
+  const std::string fresh = make_temp_dir(prefix);
+  EXPECT_FALSE(fs::exists(stale)) << "its owner process is gone";
+  EXPECT_TRUE(fs::exists(unowned)) << "no owner file: maybe being created";
+  EXPECT_TRUE(fs::exists(fresh + "/owner"));
+  fs::remove_all(unowned);
+  fs::remove_all(fresh);
+}
+
 // A gtest "fast" death test fork()s the test binary: the copy must neither
 // kill the parent's servers (signal handlers, atexit, static destructors run
 // by exit()) nor hang when it starts servers of its own.

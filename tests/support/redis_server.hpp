@@ -1,10 +1,11 @@
 // A real redis-server for integration and fault tests.
 //
 // Each RedisServer is its own redis-server process on a free 127.0.0.1 port,
-// with its own /tmp/distlock-redis-XXXXXX directory, no persistence (save "",
-// appendonly no) and enable-debug-command yes. It is stopped by pid and its
-// directory removed when the object is destroyed; process.hpp explains how it
-// is also killed when the test binary dies.
+// with its own /tmp/distlock-redis-XXXXXX directory (make_temp_dir), no
+// persistence (save "", appendonly no) and enable-debug-command yes. It is
+// stopped by pid and its directory removed when the object is destroyed;
+// process.hpp explains how the process is also killed when the test binary
+// dies, and how the directory is removed later when it could not be.
 #pragma once
 
 #include <sys/types.h>

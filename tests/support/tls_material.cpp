@@ -1,6 +1,5 @@
 #include "support/tls_material.hpp"
 
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>

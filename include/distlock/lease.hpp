@@ -1,0 +1,88 @@
+// distlock::Lease: one holding of a lock, owned by a handle rather than a
+// thread, and the lease-lost event.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <system_error>
+
+namespace distlock {
+
+namespace detail {
+class LeaseState;
+}
+
+// Passed to ClientOptions::on_lease_lost the moment a lease is lost.
+class LeaseLostEvent {
+ public:
+  enum class Reason {
+    // The lease deadline passed without a confirmed renewal (server paused
+    // or unreachable, or a fixed lease ran out before release).
+    expired,
+    // A renewal found the lock gone or held by another owner (deleted,
+    // force-unlocked, server restarted without the data, ...).
+    taken,
+    // The Client was closed while the lease was held; it is no longer renewed.
+    client_closed,
+  };
+  std::string name;   // the lock's name
+  std::string owner;  // the owner id whose lease was lost
+  Reason reason;
+};
+
+// A held lock, owned by this object rather than by a thread: it can be moved
+// between threads and coroutines. Returned by Lock::acquire() and friends.
+//
+// The lease is renewed by the Client's watchdog while it lives (unless it was
+// taken with a fixed lease). The moment it is lost, stop_token() is requested
+// and ClientOptions::on_lease_lost runs; valid() is false from then on.
+//
+// Thread safety: const members may be called from any thread concurrently;
+// release() and moves need external synchronisation with other calls on the
+// same Lease, as for any C++ object.
+class Lease {
+ public:
+  // An empty lease: valid() is false; release() does nothing.
+  Lease() noexcept;
+  explicit Lease(std::shared_ptr<detail::LeaseState> state) noexcept;
+  // Releases the lease (as release()); never throws.
+  ~Lease();
+  Lease(Lease&& other) noexcept;
+  // Releases the lease this object held, then takes other's.
+  Lease& operator=(Lease&& other) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+
+  // True while held: not released, not lost, and the deadline (counted from
+  // when the acquire or the last confirmed renewal was sent) not passed.
+  bool valid() const noexcept;
+  explicit operator bool() const noexcept { return valid(); }
+  // Time left until the lease deadline on the steady clock; zero when not
+  // valid.
+  std::chrono::milliseconds remaining() const noexcept;
+  // Requested the moment the lease is lost (not on a normal release).
+  std::stop_token stop_token() const noexcept;
+  // The fencing token of this holding (fenced locks only), strictly
+  // increasing across all holders of the name.
+  std::optional<std::uint64_t> fencing_token() const noexcept;
+  // The lock's name; empty for an empty Lease.
+  const std::string& name() const noexcept;
+
+  // Releases the lock on the server and stops renewing it. Idempotent and
+  // never throws; failures are ignored (the lease then expires on the
+  // server by itself).
+  void release() noexcept;
+  // As above, but reports: lease_lost when the lease was lost before
+  // release; connection_lost / timeout / closed when the release could not
+  // be confirmed (the lease still expires on the server by itself).
+  void release(std::error_code& ec) noexcept;
+
+ private:
+  std::shared_ptr<detail::LeaseState> state_;
+};
+
+}  // namespace distlock

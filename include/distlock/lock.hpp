@@ -1,0 +1,151 @@
+// distlock::Lock: a reentrant distributed lock (Redisson's RLock layout).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <system_error>
+
+#include "distlock/lease.hpp"
+
+namespace distlock {
+
+namespace detail {
+class ClientImpl;
+struct LockKeys;
+}  // namespace detail
+
+// A handle to the lock `name`, made by Client::lock() or
+// Client::fenced_lock(). Cheap to copy; copies name the same lock. The
+// handle keeps its Client's state alive but does not keep it open.
+//
+// Two ways to hold it:
+//  - Thread-owned (lock / try_lock / unlock): the owner is
+//    "<client-id>:<thread-number>", as Redisson's RLock, so the same thread
+//    may lock again (a hold count), and Java services on Redisson exclude
+//    C++ services on distlock for the same name. Lock satisfies the standard
+//    TimedLockable requirements: std::unique_lock, std::scoped_lock and
+//    try_lock_for work unchanged.
+//  - Handle-owned (acquire / try_acquire...): a Lease with its own random
+//    owner id that can move between threads and coroutines.
+//
+// Without an explicit lease the lock is taken for
+// ClientOptions::watchdog_timeout and renewed by the Client's watchdog every
+// third of it until released; with an explicit lease it simply expires then.
+//
+// Waiting does not poll: a waiter subscribes to the lock's unlock channel and
+// retries when a release is published, and otherwise sleeps no longer than
+// the holder's remaining TTL.
+//
+// Errors: contention is never an error (try_* return false / nullopt).
+// Throwing members throw Error: invalid_argument for a non-positive lease or
+// wait, server_error naming WRONGTYPE when the key holds another type,
+// timeout / connection_lost when Redis did not answer, closed after
+// Client::close(). An acquire that may have reached the server but got no
+// reply is never re-sent; a best-effort release of that attempt is sent.
+//
+// Thread safety: all members may be called from any thread concurrently.
+class Lock {
+ public:
+  // --- Thread-owned ---------------------------------------------------------
+
+  // Blocks until this thread holds the lock (watchdog lease).
+  void lock();
+  void lock(std::error_code& ec);
+  // Blocks until held, with a fixed lease and no watchdog.
+  void lock(std::chrono::milliseconds lease);
+  // One attempt, no waiting. True when this thread now holds the lock.
+  bool try_lock();
+  // Waits at most `wait` (watchdog lease). False when it did not get it in
+  // time; never returns false before `wait` has passed.
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
+    return try_lock_for_ms(ceil_ms(wait), std::nullopt);
+  }
+  // Waits at most `wait`; holds with a fixed lease of `lease` (no watchdog).
+  bool try_lock_for(std::chrono::milliseconds wait, std::chrono::milliseconds lease);
+  bool try_lock_for(std::chrono::milliseconds wait,
+                    std::optional<std::chrono::milliseconds> lease,
+                    std::error_code& ec);
+  template <class Clock, class Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
+    const auto left = deadline - Clock::now();
+    return try_lock_for(left > decltype(left)::zero() ? left : decltype(left)::zero());
+  }
+  // Releases one hold of this thread. Never throws (std::unique_lock calls
+  // it from a destructor); does nothing when this thread does not hold it.
+  void unlock() noexcept;
+  // As above, reporting: not_owner when this thread does not hold the lock
+  // (which stays as it is), lease_lost when this thread's lease was lost
+  // before the unlock, timeout / connection_lost when no reply came (the
+  // unlock is safe to call again).
+  void unlock(std::error_code& ec) noexcept;
+
+  // Whoever holds it: deletes the lock and wakes the waiters. True when a
+  // lock was deleted.
+  bool force_unlock();
+  // Held by anyone.
+  bool is_locked() const;
+  bool is_held_by_current_thread() const;
+  // This thread's hold count (0 when not held).
+  std::uint32_t hold_count() const;
+  // The lock's remaining TTL; nullopt when not locked,
+  // milliseconds::max() when the key has no expiry.
+  std::optional<std::chrono::milliseconds> remaining_ttl() const;
+  // This thread's fencing token while it holds a fenced lock.
+  std::optional<std::uint64_t> fencing_token() const;
+  // Requested when this thread's lease is lost; a never-requested token when
+  // this thread does not hold the lock.
+  std::stop_token stop_token() const;
+  // Whether this thread's lease is still held (not lost, deadline not passed).
+  bool lease_valid() const;
+
+  // --- Handle-owned ----------------------------------------------------------
+
+  // Blocks until held; the Lease is renewed by the watchdog.
+  Lease acquire();
+  // One attempt; nullopt when someone else holds it.
+  std::optional<Lease> try_acquire();
+  // Waits at most `wait`; with `lease`, a fixed lease and no watchdog.
+  std::optional<Lease> try_acquire_for(std::chrono::milliseconds wait);
+  std::optional<Lease> try_acquire_for(std::chrono::milliseconds wait,
+                                       std::chrono::milliseconds lease);
+  std::optional<Lease> try_acquire_for(std::chrono::milliseconds wait,
+                                       std::optional<std::chrono::milliseconds> lease,
+                                       std::error_code& ec);
+
+  // Acquires without blocking a thread. Returns at once; the handler runs
+  // exactly once, never inside this call, with signature
+  // void(std::error_code, distlock::Lease), on the handler's associated
+  // executor (default: the Client's I/O thread). Waits as long as it takes.
+  // Works with any Asio completion token. Cancellation is not supported: the
+  // operation ends when the lock is held or an error occurs. Defined in
+  // <distlock/lock_async.hpp>.
+  template <class Token>
+  auto async_acquire(Token&& token);
+
+  const std::string& name() const noexcept;
+  bool fenced() const noexcept;
+
+  // Made by Client::lock() / Client::fenced_lock().
+  Lock(std::shared_ptr<detail::ClientImpl> client, std::string name, bool fenced);
+
+  const std::shared_ptr<detail::ClientImpl>& client_impl() const noexcept { return client_; }
+  const std::shared_ptr<const detail::LockKeys>& keys() const noexcept { return keys_; }
+
+ private:
+  template <class Rep, class Period>
+  static std::chrono::milliseconds ceil_ms(const std::chrono::duration<Rep, Period>& d) {
+    return std::chrono::ceil<std::chrono::milliseconds>(d);
+  }
+  bool try_lock_for_ms(std::chrono::milliseconds wait,
+                       std::optional<std::chrono::milliseconds> lease);
+
+  std::shared_ptr<detail::ClientImpl> client_;
+  std::shared_ptr<const detail::LockKeys> keys_;
+};
+
+}  // namespace distlock

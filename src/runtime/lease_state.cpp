@@ -1,0 +1,62 @@
+#include "runtime/lease_state.hpp"
+
+#include "client_impl.hpp"
+
+namespace distlock::detail {
+namespace {
+
+std::int64_t to_ns(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+Clock::time_point from_ns(std::int64_t ns) {
+  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
+}
+
+}  // namespace
+
+LeaseState::LeaseState(std::shared_ptr<ClientImpl> c,
+                       std::shared_ptr<const LockKeys> k,
+                       std::string o,
+                       std::chrono::milliseconds t,
+                       bool w)
+    : client(std::move(c)),
+      keys(std::move(k)),
+      owner(std::move(o)),
+      ttl(t),
+      watchdog(w),
+      ttl_text(std::to_string(t.count())) {}
+
+void LeaseState::confirm(Clock::time_point sent) noexcept {
+  const auto proposed = to_ns(sent + ttl);
+  auto current = deadline_ns_.load();
+  while (proposed > current && !deadline_ns_.compare_exchange_weak(current, proposed)) {
+  }
+}
+
+Clock::time_point LeaseState::deadline() const noexcept { return from_ns(deadline_ns_.load()); }
+
+Clock::time_point LeaseState::last_renewal_sent() const noexcept {
+  return from_ns(renewal_sent_ns_.load());
+}
+
+void LeaseState::renewal_sent(Clock::time_point t) noexcept { renewal_sent_ns_ = to_ns(t); }
+
+bool LeaseState::mark_lost(LeaseLostEvent::Reason reason) {
+  if (lost_.exchange(true)) return false;
+  stop_.request_stop();
+  if (const auto& callback = client->options().on_lease_lost) {
+    try {
+      callback(LeaseLostEvent{keys->name, owner, reason});
+    } catch (...) {
+      // A throwing user callback must not take down the I/O thread.
+    }
+  }
+  return true;
+}
+
+bool LeaseState::valid() const noexcept {
+  return active.load() && !lost_.load() && !released.load() && Clock::now() < deadline();
+}
+
+}  // namespace distlock::detail

@@ -1,0 +1,63 @@
+// The state of one holding of a lock, shared by the Lease or thread-hold that
+// owns it, the watchdog that renews it, and the acquire that made it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "distlock/lease.hpp"
+#include "sync/lock_keys.hpp"
+
+namespace distlock::detail {
+
+class ClientImpl;
+using Clock = std::chrono::steady_clock;
+
+class LeaseState {
+ public:
+  LeaseState(std::shared_ptr<ClientImpl> client,
+             std::shared_ptr<const LockKeys> keys,
+             std::string owner,
+             std::chrono::milliseconds ttl,
+             bool watchdog);
+
+  const std::shared_ptr<ClientImpl> client;
+  const std::shared_ptr<const LockKeys> keys;
+  const std::string owner;
+  const std::chrono::milliseconds ttl;  // the lease length used on the server
+  const bool watchdog;                  // renewed by the watchdog
+  const std::string ttl_text;           // ttl in ms, for script arguments
+
+  // Set once the first acquire is confirmed; until then the watchdog skips it.
+  std::atomic<bool> active{false};
+  // Set when release starts: the watchdog stops renewing it.
+  std::atomic<bool> released{false};
+  std::optional<std::uint64_t> fencing_token;  // written before `active`
+
+  // Extends the deadline to sent + ttl (never shortens it). `sent` is when
+  // the acquire or renewal that confirmed the lease was sent.
+  void confirm(Clock::time_point sent) noexcept;
+  Clock::time_point deadline() const noexcept;
+  Clock::time_point last_renewal_sent() const noexcept;
+  void renewal_sent(Clock::time_point t) noexcept;
+
+  // Marks the lease lost (first call only): requests the stop token and runs
+  // ClientOptions::on_lease_lost. Returns true when this call marked it.
+  bool mark_lost(LeaseLostEvent::Reason reason);
+  bool lost() const noexcept { return lost_.load(); }
+  bool valid() const noexcept;
+  std::stop_token stop_token() const noexcept { return stop_.get_token(); }
+
+ private:
+  std::atomic<std::int64_t> deadline_ns_{0};
+  std::atomic<std::int64_t> renewal_sent_ns_{0};
+  std::atomic<bool> lost_{false};
+  std::stop_source stop_;
+};
+
+}  // namespace distlock::detail

@@ -1,0 +1,121 @@
+#include "runtime/waiters.hpp"
+
+#include <functional>
+
+#include "client_impl.hpp"
+#include "resp/encoder.hpp"
+
+namespace distlock::detail {
+namespace {
+
+// Completion of a SUBSCRIBE or UNSUBSCRIBE; forwards success to `on_ok`.
+class ChannelReply final : public net::Completion {
+ public:
+  explicit ChannelReply(std::function<void()> on_ok) : on_ok_(std::move(on_ok)) {}
+  void complete(std::error_code ec, Value reply) override {
+    std::unique_ptr<ChannelReply> self(this);
+    if (!ec && reply.is_array() && on_ok_) on_ok_();
+  }
+
+ private:
+  std::function<void()> on_ok_;
+};
+
+}  // namespace
+
+Waiters::Waiters(ClientImpl& client) : client_(client) {}
+
+net::Connection& Waiters::connection(const std::string& channel) {
+  return client_.topology().subscriber_for(channel);
+}
+
+void Waiters::subscribe(const std::string& channel) {
+  std::string payload;
+  resp::encode_command(payload, {"SUBSCRIBE", channel});
+  auto* reply = new ChannelReply([this, channel] { confirmed(channel); });
+  // Not queued (closing, or the queue is full): waiters fall back on their
+  // TTL timers, and a reconnect resubscribes.
+  if (connection(channel).submit(std::move(payload), 1, reply)) delete reply;
+}
+
+void Waiters::confirmed(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end() || closed_) return;
+  it->second.confirmed = true;
+  // Copy: a woken waiter may finish and remove itself at once.
+  auto waiters = it->second.waiters;
+  for (auto& w : waiters) {
+    w->subscribed = true;
+    w->wake();
+  }
+}
+
+void Waiters::add(const std::string& channel, const std::shared_ptr<Waiter>& waiter) {
+  if (closed_) return waiter->abort();
+  auto [it, inserted] = channels_.try_emplace(channel);
+  it->second.waiters.push_back(waiter);
+  if (inserted) {
+    subscribe(channel);
+  } else if (it->second.confirmed) {
+    waiter->subscribed = true;
+    waiter->wake();
+  }
+}
+
+void Waiters::remove(const std::string& channel, Waiter* waiter, bool pass_signal) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  auto& list = it->second.waiters;
+  for (auto w = list.begin(); w != list.end(); ++w) {
+    if (w->get() == waiter) {
+      list.erase(w);
+      break;
+    }
+  }
+  if (list.empty()) {
+    channels_.erase(it);
+    if (closed_) return;
+    std::string payload;
+    resp::encode_command(payload, {"UNSUBSCRIBE", channel});
+    auto* reply = new ChannelReply(nullptr);
+    if (connection(channel).submit(std::move(payload), 1, reply)) delete reply;
+    return;
+  }
+  if (pass_signal && waiter->signaled) on_message(channel);
+}
+
+void Waiters::on_message(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
+  for (auto& w : it->second.waiters) {
+    if (w->signaled) continue;
+    w->signaled = true;
+    // Hold a reference: wake() may remove the waiter from this list.
+    auto keep = w;
+    keep->wake();
+    return;
+  }
+}
+
+void Waiters::on_connected(bool reconnected) {
+  if (!reconnected || closed_) return;
+  for (auto& [channel, entry] : channels_) {
+    entry.confirmed = false;
+    subscribe(channel);
+  }
+}
+
+void Waiters::on_disconnected() {
+  for (auto& [channel, entry] : channels_) entry.confirmed = false;
+}
+
+void Waiters::close() {
+  closed_ = true;
+  auto channels = std::move(channels_);
+  channels_.clear();
+  for (auto& [channel, entry] : channels) {
+    for (auto& w : entry.waiters) w->abort();
+  }
+}
+
+}  // namespace distlock::detail

@@ -1,0 +1,184 @@
+#include "runtime/watchdog.hpp"
+
+#include <string_view>
+#include <vector>
+
+#include "client_impl.hpp"
+#include "script/scripts.hpp"
+
+namespace distlock::detail {
+namespace {
+
+using Reason = LeaseLostEvent::Reason;
+
+// One renewal script call: owns its leases and arguments until the reply.
+class RenewCall final : public net::Completion {
+ public:
+  RenewCall(std::vector<std::shared_ptr<LeaseState>> leases, Clock::time_point sent)
+      : leases_(std::move(leases)), sent_(sent) {
+    keys_.reserve(leases_.size());
+    args_.reserve(leases_.size() + 1);
+    args_.push_back(leases_.front()->ttl_text);
+    for (const auto& l : leases_) {
+      keys_.push_back(l->keys->name);
+      args_.push_back(l->owner);
+    }
+  }
+
+  std::error_code start(net::Connection& connection) {
+    call_.emplace(connection, script::scripts().renew, keys_, args_, this);
+    return call_->start();
+  }
+
+  void complete(std::error_code ec, Value reply) override {
+    std::unique_ptr<RenewCall> self(this);
+    // A failed call changes nothing: the expiry check marks leases lost if
+    // their deadline passes before a later renewal gets through.
+    if (ec || !reply.is_array() || reply.as_array().size() != leases_.size()) return;
+    const auto& results = reply.as_array();
+    for (std::size_t i = 0; i < leases_.size(); ++i) {
+      LeaseState& lease = *leases_[i];
+      if (lease.released.load()) continue;
+      if (results[i].is_integer() && results[i].as_integer() == 1) {
+        lease.confirm(sent_);
+      } else {
+        lease.mark_lost(Reason::taken);
+      }
+    }
+  }
+
+ private:
+  std::vector<std::shared_ptr<LeaseState>> leases_;
+  Clock::time_point sent_;
+  std::vector<std::string_view> keys_;
+  std::vector<std::string_view> args_;
+  std::optional<script::ScriptCall> call_;
+};
+
+}  // namespace
+
+Watchdog::Watchdog(ClientImpl& client, asio::io_context& io)
+    : client_(client),
+      period_(client.options().watchdog_timeout / 3),
+      tick_timer_(io),
+      expiry_timer_(io) {}
+
+void Watchdog::add(const std::shared_ptr<LeaseState>& lease) {
+  std::lock_guard lock(mutex_);
+  leases_.emplace(lease.get(), lease);
+}
+
+void Watchdog::remove(const LeaseState* lease) {
+  std::lock_guard lock(mutex_);
+  leases_.erase(lease);
+}
+
+std::size_t Watchdog::size() const {
+  std::lock_guard lock(mutex_);
+  return leases_.size();
+}
+
+void Watchdog::activated(const LeaseState& lease) {
+  if (closed_) return;
+  if (lease.watchdog) arm_tick();
+  arm_expiry(lease.deadline());
+}
+
+void Watchdog::arm_tick() {
+  if (tick_armed_ || closed_) return;
+  tick_armed_ = true;
+  tick_timer_.expires_after(period_);
+  tick_timer_.async_wait([this](std::error_code ec) {
+    tick_armed_ = false;
+    if (ec || closed_) return;
+    tick(false);
+  });
+}
+
+void Watchdog::renew_all_now() {
+  if (!closed_) tick(true);
+}
+
+void Watchdog::tick(bool all) {
+  const auto now = Clock::now();
+  // A lease is due when its last renewal went out at least half a period ago:
+  // with a tick every period, each lease is renewed every one to one and a
+  // half periods, leaving at least half the lease as margin.
+  const auto due_before = now - period_ / 2;
+  std::vector<std::shared_ptr<LeaseState>> due;
+  bool any_watchdog = false;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [ptr, lease] : leases_) {
+      if (!lease->watchdog || !lease->active.load() || lease->released.load() || lease->lost()) {
+        continue;
+      }
+      any_watchdog = true;
+      if (all || lease->last_renewal_sent() <= due_before) due.push_back(lease);
+    }
+  }
+  for (std::size_t i = 0; i < due.size(); i += kBatch) {
+    const auto end = std::min(due.size(), i + kBatch);
+    send_batch({due.begin() + static_cast<std::ptrdiff_t>(i),
+                due.begin() + static_cast<std::ptrdiff_t>(end)});
+  }
+  if (any_watchdog) arm_tick();
+}
+
+void Watchdog::send_batch(std::vector<std::shared_ptr<LeaseState>> batch) {
+  const auto sent = Clock::now();
+  for (const auto& l : batch) l->renewal_sent(sent);
+  // Standalone: one connection serves every key. Cluster will group the batch
+  // by slot before this point.
+  net::Connection& connection = client_.topology().data_for(batch.front()->keys->name);
+  auto* call = new RenewCall(std::move(batch), sent);
+  if (call->start(connection)) delete call;  // not queued (closed or full): retried next tick
+}
+
+void Watchdog::arm_expiry(Clock::time_point at) {
+  if (closed_ || at >= expiry_at_) return;
+  expiry_at_ = at;
+  expiry_timer_.expires_at(at);
+  expiry_timer_.async_wait([this](std::error_code ec) {
+    if (ec || closed_) return;  // cancelled by a re-arm or close
+    expiry_at_ = Clock::time_point::max();
+    check_expiry();
+  });
+}
+
+void Watchdog::check_expiry() {
+  const auto now = Clock::now();
+  std::vector<std::shared_ptr<LeaseState>> expired;
+  auto next = Clock::time_point::max();
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [ptr, lease] : leases_) {
+      if (!lease->active.load() || lease->released.load() || lease->lost()) continue;
+      const auto deadline = lease->deadline();
+      if (deadline <= now) {
+        expired.push_back(lease);
+      } else if (deadline < next) {
+        next = deadline;
+      }
+    }
+  }
+  for (const auto& lease : expired) lease->mark_lost(Reason::expired);
+  if (next != Clock::time_point::max()) arm_expiry(next);
+}
+
+void Watchdog::close() {
+  if (closed_) return;
+  closed_ = true;
+  tick_timer_.cancel();
+  expiry_timer_.cancel();
+  std::unordered_map<const LeaseState*, std::shared_ptr<LeaseState>> leases;
+  {
+    std::lock_guard lock(mutex_);
+    leases.swap(leases_);
+  }
+  for (const auto& [ptr, lease] : leases) {
+    if (lease->active.load() && !lease->released.load()) lease->mark_lost(Reason::client_closed);
+  }
+}
+
+}  // namespace distlock::detail

@@ -1,0 +1,67 @@
+#include "distlock/lease.hpp"
+
+#include "client_impl.hpp"
+#include "distlock/error.hpp"
+#include "sync/lock_ops.hpp"
+
+namespace distlock {
+
+Lease::Lease() noexcept = default;
+Lease::Lease(std::shared_ptr<detail::LeaseState> state) noexcept : state_(std::move(state)) {}
+Lease::~Lease() { release(); }
+Lease::Lease(Lease&& other) noexcept : state_(std::move(other.state_)) {}
+
+Lease& Lease::operator=(Lease&& other) noexcept {
+  if (this != &other) {
+    release();
+    state_ = std::move(other.state_);
+  }
+  return *this;
+}
+
+bool Lease::valid() const noexcept { return state_ && state_->valid(); }
+
+std::chrono::milliseconds Lease::remaining() const noexcept {
+  if (!valid()) return std::chrono::milliseconds(0);
+  const auto left = state_->deadline() - detail::Clock::now();
+  return std::max(std::chrono::milliseconds(0),
+                  std::chrono::duration_cast<std::chrono::milliseconds>(left));
+}
+
+std::stop_token Lease::stop_token() const noexcept {
+  return state_ ? state_->stop_token() : std::stop_token();
+}
+
+std::optional<std::uint64_t> Lease::fencing_token() const noexcept {
+  return state_ ? state_->fencing_token : std::nullopt;
+}
+
+const std::string& Lease::name() const noexcept {
+  static const std::string empty;
+  return state_ ? state_->keys->name : empty;
+}
+
+void Lease::release() noexcept {
+  std::error_code ignored;
+  release(ignored);
+}
+
+void Lease::release(std::error_code& ec) noexcept {
+  ec.clear();
+  if (!state_ || state_->released.exchange(true)) return;
+  detail::ClientImpl& client = *state_->client;
+  client.watchdog().remove(state_.get());
+  if (client.closed()) {
+    ec = errc::closed;  // no longer renewed: it expires on the server by itself
+    return;
+  }
+  if (client.on_io_thread()) {
+    // Destroyed inside a handler on the I/O thread: blocking would deadlock.
+    detail::release_detached(client, *state_, 1);
+    return;
+  }
+  const auto result = detail::release_blocking(client, *state_, 1, ec);
+  if (!ec && result == detail::ReleaseResult::not_held) ec = errc::lease_lost;
+}
+
+}  // namespace distlock

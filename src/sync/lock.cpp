@@ -1,0 +1,302 @@
+#include "distlock/lock.hpp"
+
+#include "client_impl.hpp"
+#include "distlock/client.hpp"
+#include "distlock/error.hpp"
+#include "script/scripts.hpp"
+#include "runtime/identity.hpp"
+#include "sync/lock_ops.hpp"
+
+namespace distlock {
+namespace {
+
+using detail::AcquireOutcome;
+using detail::Clock;
+using std::chrono::milliseconds;
+
+std::string hold_key(const std::string& owner, const std::string& name) {
+  return owner + '\n' + name;
+}
+
+void check_lease(std::optional<milliseconds> lease) {
+  if (lease && lease->count() <= 0) {
+    throw Error(errc::invalid_argument,
+                "lease must be positive, got " + std::to_string(lease->count()) + " ms");
+  }
+}
+
+void check_wait(milliseconds wait) {
+  if (wait.count() < 0) {
+    throw Error(errc::invalid_argument,
+                "wait must not be negative, got " + std::to_string(wait.count()) + " ms");
+  }
+}
+
+[[noreturn]] void throw_outcome(const AcquireOutcome& o) {
+  throw Error(o.ec, o.message.empty() ? std::string("lock failed") : o.message);
+}
+
+std::optional<Clock::time_point> deadline_after(std::optional<milliseconds> wait) {
+  if (!wait) return std::nullopt;
+  return Clock::now() + *wait;
+}
+
+}  // namespace
+
+Lock::Lock(std::shared_ptr<detail::ClientImpl> client, std::string name, bool fenced)
+    : client_(std::move(client)),
+      keys_(std::make_shared<const detail::LockKeys>(std::move(name), fenced)) {}
+
+const std::string& Lock::name() const noexcept { return keys_->name; }
+bool Lock::fenced() const noexcept { return !keys_->fence.empty(); }
+
+// Thread-owned acquire: `wait` nullopt waits forever, zero tries once.
+static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::ClientImpl>& client,
+                                         const std::shared_ptr<const detail::LockKeys>& keys,
+                                         std::optional<milliseconds> wait,
+                                         std::optional<milliseconds> lease) {
+  const std::string owner = client->thread_owner();
+  const std::string key = hold_key(owner, keys->name);
+  std::shared_ptr<detail::LeaseState> state;
+  std::uint32_t count = 0;
+  {
+    std::lock_guard lock(client->holds_mutex);
+    if (auto it = client->holds.find(key); it != client->holds.end()) {
+      state = it->second.state;
+      count = it->second.count;
+    }
+  }
+  if (state && state->lost()) {
+    return {errc::lease_lost,
+            "this thread's earlier hold of '" + keys->name +
+                "' was lost; unlock it as many times as it was locked before locking again",
+            false,
+            {}};
+  }
+  if (!state) state = detail::make_lease_state(client, keys, owner, lease);
+  auto outcome = detail::acquire_blocking(*client, state, count + 1, deadline_after(wait));
+  if (outcome.acquired) {
+    std::lock_guard lock(client->holds_mutex);
+    auto& hold = client->holds[key];
+    hold.state = state;
+    hold.count = count + 1;
+  }
+  return outcome;
+}
+
+void Lock::lock() {
+  auto o = acquire_for_thread(client_, keys_, std::nullopt, std::nullopt);
+  if (o.ec) throw_outcome(o);
+}
+
+void Lock::lock(std::error_code& ec) {
+  ec = acquire_for_thread(client_, keys_, std::nullopt, std::nullopt).ec;
+}
+
+void Lock::lock(milliseconds lease) {
+  check_lease(lease);
+  auto o = acquire_for_thread(client_, keys_, std::nullopt, lease);
+  if (o.ec) throw_outcome(o);
+}
+
+bool Lock::try_lock() { return try_lock_for_ms(milliseconds(0), std::nullopt); }
+
+bool Lock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease) {
+  check_wait(wait);
+  check_lease(lease);
+  auto o = acquire_for_thread(client_, keys_, wait, lease);
+  if (o.ec) throw_outcome(o);
+  return o.acquired;
+}
+
+bool Lock::try_lock_for(milliseconds wait, milliseconds lease) {
+  return try_lock_for_ms(wait, lease);
+}
+
+bool Lock::try_lock_for(milliseconds wait,
+                        std::optional<milliseconds> lease,
+                        std::error_code& ec) {
+  ec.clear();
+  if (wait.count() < 0 || (lease && lease->count() <= 0)) {
+    ec = errc::invalid_argument;
+    return false;
+  }
+  auto o = acquire_for_thread(client_, keys_, wait, lease);
+  ec = o.ec;
+  return o.acquired;
+}
+
+void Lock::unlock() noexcept {
+  std::error_code ignored;
+  unlock(ignored);
+}
+
+void Lock::unlock(std::error_code& ec) noexcept {
+  ec.clear();
+  if (!client_->may_block(ec)) return;
+  const std::string key = hold_key(client_->thread_owner(), keys_->name);
+  std::shared_ptr<detail::LeaseState> state;
+  std::uint32_t expected = 0;
+  {
+    std::lock_guard lock(client_->holds_mutex);
+    auto it = client_->holds.find(key);
+    if (it == client_->holds.end()) {
+      ec = errc::not_owner;
+      return;
+    }
+    state = it->second.state;
+    expected = it->second.count;
+    // Local bookkeeping moves on whatever the server says, so a failed unlock
+    // never wedges this thread; the server-side lease then expires by itself.
+    if (--it->second.count == 0) {
+      state->released = true;  // the watchdog stops renewing it now
+      client_->holds.erase(it);
+    }
+  }
+  if (expected == 1) client_->watchdog().remove(state.get());
+  const auto result = detail::release_blocking(*client_, *state, expected, ec);
+  // This thread held it locally, so a server that no longer has it means the
+  // lease was lost (expired, deleted or taken) before the unlock.
+  if (!ec && result == detail::ReleaseResult::not_held) ec = errc::lease_lost;
+}
+
+bool Lock::force_unlock() {
+  const std::string_view keys[] = {keys_->name};
+  const std::string_view args[] = {keys_->channel, "0"};
+  std::error_code ec;
+  if (!client_->may_block(ec)) throw Error(ec, "force_unlock of '" + keys_->name + "'");
+  net::SyncCompletion done;
+  script::ScriptCall call(client_->topology().data_for(keys_->name), script::scripts().force_release,
+                          keys, args, &done);
+  if ((ec = call.start())) throw Error(ec, "force_unlock of '" + keys_->name + "'");
+  Value reply = done.wait(ec);
+  if (ec) throw Error(ec, "force_unlock of '" + keys_->name + "'");
+  if (reply.is_error()) throw Error(errc::server_error, reply.as_string());
+  return reply.is_integer() && reply.as_integer() == 1;
+}
+
+static Value query(detail::ClientImpl& client, std::span<const std::string_view> args) {
+  std::error_code ec;
+  Value v = client.call(args, ec);
+  if (ec) {
+    throw Error(ec, v.is_error() ? v.as_string() : std::string(args[0]) + " failed");
+  }
+  return v;
+}
+
+bool Lock::is_locked() const {
+  const std::string_view args[] = {"EXISTS", keys_->name};
+  return query(*client_, args).as_integer() == 1;
+}
+
+bool Lock::is_held_by_current_thread() const {
+  const std::string owner = client_->thread_owner();
+  const std::string_view args[] = {"HEXISTS", keys_->name, owner};
+  return query(*client_, args).as_integer() == 1;
+}
+
+std::uint32_t Lock::hold_count() const {
+  const std::string owner = client_->thread_owner();
+  const std::string_view args[] = {"HGET", keys_->name, owner};
+  Value v = query(*client_, args);
+  return v.is_nil() ? 0 : static_cast<std::uint32_t>(std::stoul(v.as_string()));
+}
+
+std::optional<milliseconds> Lock::remaining_ttl() const {
+  const std::string_view args[] = {"PTTL", keys_->name};
+  const auto ttl = query(*client_, args).as_integer();
+  if (ttl == -2) return std::nullopt;
+  if (ttl == -1) return milliseconds::max();
+  return milliseconds(ttl);
+}
+
+static std::shared_ptr<detail::LeaseState> thread_state(detail::ClientImpl& client,
+                                                        const std::string& name) {
+  std::lock_guard lock(client.holds_mutex);
+  auto it = client.holds.find(hold_key(client.thread_owner(), name));
+  return it == client.holds.end() ? nullptr : it->second.state;
+}
+
+std::optional<std::uint64_t> Lock::fencing_token() const {
+  auto s = thread_state(*client_, keys_->name);
+  return s ? s->fencing_token : std::nullopt;
+}
+
+std::stop_token Lock::stop_token() const {
+  auto s = thread_state(*client_, keys_->name);
+  return s ? s->stop_token() : std::stop_token();
+}
+
+bool Lock::lease_valid() const {
+  auto s = thread_state(*client_, keys_->name);
+  return s && s->valid();
+}
+
+// --- Handle-owned -------------------------------------------------------------
+
+static std::optional<Lease> acquire_lease(const std::shared_ptr<detail::ClientImpl>& client,
+                                          const std::shared_ptr<const detail::LockKeys>& keys,
+                                          std::optional<milliseconds> wait,
+                                          std::optional<milliseconds> lease,
+                                          std::error_code& ec,
+                                          std::string& message) {
+  auto state = detail::make_lease_state(client, keys, client->id() + ":" + runtime::random_token(), lease);
+  auto o = detail::acquire_blocking(*client, state, 1, deadline_after(wait));
+  ec = o.ec;
+  message = std::move(o.message);
+  if (!o.acquired) return std::nullopt;
+  return Lease(std::move(state));
+}
+
+Lease Lock::acquire() {
+  std::error_code ec;
+  std::string message;
+  auto l = acquire_lease(client_, keys_, std::nullopt, std::nullopt, ec, message);
+  if (ec) throw Error(ec, message);
+  return std::move(*l);
+}
+
+std::optional<Lease> Lock::try_acquire() { return try_acquire_for(milliseconds(0)); }
+
+std::optional<Lease> Lock::try_acquire_for(milliseconds wait) {
+  check_wait(wait);
+  std::error_code ec;
+  std::string message;
+  auto l = acquire_lease(client_, keys_, wait, std::nullopt, ec, message);
+  if (ec) throw Error(ec, message);
+  return l;
+}
+
+std::optional<Lease> Lock::try_acquire_for(milliseconds wait, milliseconds lease) {
+  check_wait(wait);
+  check_lease(lease);
+  std::error_code ec;
+  std::string message;
+  auto l = acquire_lease(client_, keys_, wait, lease, ec, message);
+  if (ec) throw Error(ec, message);
+  return l;
+}
+
+std::optional<Lease> Lock::try_acquire_for(milliseconds wait,
+                                           std::optional<milliseconds> lease,
+                                           std::error_code& ec) {
+  ec.clear();
+  if (wait.count() < 0 || (lease && lease->count() <= 0)) {
+    ec = errc::invalid_argument;
+    return std::nullopt;
+  }
+  std::string message;
+  return acquire_lease(client_, keys_, wait, lease, ec, message);
+}
+
+Lock Client::lock(std::string name) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return Lock(impl_, std::move(name), false);
+}
+
+Lock Client::fenced_lock(std::string name) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return Lock(impl_, std::move(name), true);
+}
+
+}  // namespace distlock

@@ -1,0 +1,42 @@
+#include "sync/lock_keys.hpp"
+
+#include "distlock/error.hpp"
+#include "topology/slot.hpp"
+
+namespace distlock::detail {
+namespace {
+
+constexpr std::size_t kMaxName = 64 * 1024;
+
+}  // namespace
+
+std::string fence_key_for(const std::string& name) {
+  using topology::key_slot;
+  const std::string redisson = "redisson_lock_token:{" + name + "}";
+  const auto slot = key_slot(name);
+  if (key_slot(redisson) == slot) return redisson;
+  const auto tag = topology::hash_tag(name);
+  if (tag.size() != name.size()) {
+    // The name has a hash tag of its own: reuse it.
+    return "redisson_lock_token:{" + std::string(tag) + "}:" + name;
+  }
+  // The name hashes whole but contains a brace (e.g. "a}b"): find a short tag
+  // with the same slot. Deterministic, so every client derives the same key;
+  // a match is found within a few tens of thousands of tries.
+  for (unsigned i = 0;; ++i) {
+    const std::string candidate = std::to_string(i);
+    if (key_slot(candidate) == slot) return "redisson_lock_token:{" + candidate + "}:" + name;
+  }
+}
+
+LockKeys::LockKeys(std::string lock_name, bool fenced) : name(std::move(lock_name)) {
+  if (name.empty()) throw Error(errc::invalid_argument, "lock name is empty");
+  if (name.size() > kMaxName) {
+    throw Error(errc::invalid_argument, "lock name is " + std::to_string(name.size()) +
+                                            " bytes; at most 65536 are allowed");
+  }
+  channel = "redisson_lock__channel:{" + name + "}";
+  if (fenced) fence = fence_key_for(name);
+}
+
+}  // namespace distlock::detail

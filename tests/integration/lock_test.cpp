@@ -1,0 +1,538 @@
+// The reentrant lock against real redis-server processes.
+#include <gtest/gtest.h>
+
+#include <asio/use_future.hpp>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "client_impl.hpp"
+#include "distlock/distlock.hpp"
+#include "support/process.hpp"
+#include "support/redis_server.hpp"
+
+namespace distlock {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+
+ClientOptions options_for(const RedisServer& server,
+                          std::chrono::milliseconds watchdog = std::chrono::seconds(30)) {
+  ClientOptions o = ClientOptions::from_uri(server.uri());
+  o.watchdog_timeout = watchdog;
+  o.reconnect_min_delay = 10ms;
+  o.reconnect_max_delay = 100ms;
+  return o;
+}
+
+// Runs `f` on another thread and returns its result.
+template <class F>
+auto on_other_thread(F f) {
+  auto task = std::async(std::launch::async, std::move(f));
+  return task.get();
+}
+
+// Waits until `token` is stop-requested, at most `bound`.
+bool wait_for_stop(std::stop_token token, std::chrono::milliseconds bound) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool stopped = false;
+  std::stop_callback cb(token, [&] {
+    std::lock_guard lock(m);
+    stopped = true;
+    cv.notify_all();
+  });
+  std::unique_lock lock(m);
+  return cv.wait_for(lock, bound, [&] { return stopped; });
+}
+
+// Polls `pred` every few ms until true or `bound` passes.
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+TEST(Lock, LockAndUnlockTwiceInARow) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.lock("twice");
+  for (int i = 0; i < 2; ++i) {
+    lock.lock();
+    EXPECT_TRUE(lock.is_locked());
+    std::error_code ec;
+    lock.unlock(ec);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_FALSE(lock.is_locked());
+  }
+}
+
+TEST(Lock, ReentrantHoldCountsGoZeroOneTwoOneZero) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.lock("reentrant");
+  EXPECT_EQ(lock.hold_count(), 0u);
+  lock.lock();
+  EXPECT_EQ(lock.hold_count(), 1u);
+  lock.lock();
+  EXPECT_EQ(lock.hold_count(), 2u);
+  lock.unlock();
+  EXPECT_EQ(lock.hold_count(), 1u);
+  EXPECT_TRUE(lock.is_locked()) << "one hold remains";
+  lock.unlock();
+  EXPECT_EQ(lock.hold_count(), 0u);
+  EXPECT_FALSE(lock.is_locked());
+}
+
+TEST(Lock, StoresRedissonLayoutOwnerHashAndPublishesOnUnlockChannel) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.lock("layout");
+  lock.lock();
+  const Value fields = client.command("HGETALL", "layout");
+  ASSERT_EQ(fields.as_array().size(), 2u);
+  const std::string owner = fields.as_array()[0].as_string();
+  EXPECT_EQ(owner.rfind(client.id() + ":", 0), 0u) << owner;
+  EXPECT_EQ(fields.as_array()[1].as_string(), "1");
+  EXPECT_GT(client.command("PTTL", "layout").as_integer(), 0);
+  lock.unlock();
+}
+
+TEST(Lock, IsLockedIsSeenFromAnotherThreadAndHeldOnlyByTheHolder) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.lock("seen");
+  lock.lock();
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  EXPECT_TRUE(on_other_thread([&] { return lock.is_locked(); }));
+  EXPECT_FALSE(on_other_thread([&] { return lock.is_held_by_current_thread(); }));
+  lock.unlock();
+  EXPECT_FALSE(lock.is_held_by_current_thread());
+}
+
+TEST(Lock, UnlockByAnotherThreadFailsWithNotOwnerAndKeepsTheLock) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.lock("other-thread");
+  lock.lock();
+  const std::error_code ec = on_other_thread([&] {
+    std::error_code e;
+    lock.unlock(e);
+    return e;
+  });
+  EXPECT_EQ(ec, errc::not_owner);
+  on_other_thread([&] { lock.unlock(); });  // must not throw, must change nothing
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  EXPECT_EQ(lock.hold_count(), 1u);
+  lock.unlock();
+}
+
+TEST(Lock, FixedLeaseExpiresForOthersAndTheLateUnlockReportsLeaseLost) {
+  RedisServer server;
+  Client first(options_for(server));
+  Client second(options_for(server));
+  Lock a = first.lock("fixed");
+  a.lock(1s);
+  EXPECT_LE(first.command("PTTL", "fixed").as_integer(), 1000);
+  Lock b = second.lock("fixed");
+  ASSERT_TRUE(b.try_lock_for(10s)) << "the 1 s lease never expired";
+  std::error_code ec;
+  a.unlock(ec);
+  EXPECT_EQ(ec, errc::lease_lost);
+  EXPECT_TRUE(b.is_locked()) << "the late unlock must not free the new holder's lock";
+  b.unlock();
+}
+
+TEST(Lock, TryLockForReturnsFalseNoEarlierThanTheWait) {
+  RedisServer server;
+  Client holder(options_for(server));
+  Client waiter(options_for(server));
+  Lock held = holder.lock("contended");
+  held.lock();
+  Lock lock = waiter.lock("contended");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(lock.try_lock_for(1s));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 1s);
+  held.unlock();
+}
+
+TEST(Lock, WatchdogKeepsTheLockPastItsTimeoutAndNobodyElseGetsIt) {
+  RedisServer server;
+  Client holder(options_for(server, 1s));
+  Client other(options_for(server, 1s));
+  Lock lock = holder.lock("watched");
+  lock.lock();
+  Lock rival = other.lock("watched");
+  const auto end = std::chrono::steady_clock::now() + 5s;
+  int checks = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    ASSERT_GT(other.command("PTTL", "watched").as_integer(), 0) << "the lease lapsed";
+    ASSERT_FALSE(rival.try_lock()) << "another client got a watched lock";
+    ++checks;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_GT(checks, 10);
+  EXPECT_TRUE(lock.lease_valid());
+  lock.unlock();
+}
+
+TEST(Lock, ClosedClientsLockDisappearsWithinTheWatchdogTimeout) {
+  RedisServer server;
+  Client other(options_for(server));
+  {
+    Client holder(options_for(server, 1s));
+    holder.lock("abandoned").lock();
+    holder.close();
+  }
+  EXPECT_LE(other.command("PTTL", "abandoned").as_integer(), 1000);
+  EXPECT_TRUE(other.lock("abandoned").try_lock_for(5s));
+}
+
+TEST(Lock, WaiterIsWokenByTheUnlockNotByExpiry) {
+  RedisServer server;
+  Client holder(options_for(server));  // 30 s watchdog lease
+  Client waiter(options_for(server));
+  Lock held = holder.lock("wake");
+  held.lock();
+  auto waited = std::async(std::launch::async, [&] {
+    Lock lock = waiter.lock("wake");
+    const bool got = lock.try_lock_for(10s);  // far shorter than the 30 s lease
+    if (got) lock.unlock();
+    return got;
+  });
+  std::this_thread::sleep_for(200ms);  // the scenario: hold for a while, then unlock
+  held.unlock();
+  EXPECT_TRUE(waited.get()) << "the waiter was not woken by the unlock";
+}
+
+TEST(Lock, ForceUnlockFromAnotherClientFreesTheLockAndWakesWaiters) {
+  RedisServer server;
+  Client holder(options_for(server));
+  Client admin(options_for(server));
+  Client waiter(options_for(server));
+  holder.lock("forced").lock();
+  auto waited = std::async(std::launch::async, [&] {
+    Lock lock = waiter.lock("forced");
+    const bool got = lock.try_lock_for(10s);
+    if (got) lock.unlock();
+    return got;
+  });
+  ASSERT_TRUE(eventually([&] {
+    return admin.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{forced}").as_array()[1]
+               .as_integer() > 0;
+  }, 10s)) << "the waiter never subscribed";
+  EXPECT_TRUE(admin.lock("forced").force_unlock());
+  EXPECT_TRUE(waited.get());
+  EXPECT_FALSE(admin.lock("forced").force_unlock()) << "nothing left to delete";
+}
+
+TEST(Lock, DeletedKeyRequestsTheStopTokenWithinOneRenewalPeriod) {
+  RedisServer server;
+  Client client(options_for(server, 900ms));
+  Lock lock = client.lock("deleted");
+  lock.lock();
+  std::stop_token token = lock.stop_token();
+  EXPECT_FALSE(token.stop_requested());
+  client.command("DEL", "deleted");
+  EXPECT_TRUE(wait_for_stop(token, 5s));
+  EXPECT_FALSE(lock.lease_valid());
+  std::error_code ec;
+  lock.unlock(ec);
+  EXPECT_EQ(ec, errc::lease_lost);
+}
+
+TEST(Lock, ServerRestartRequestsTheStopTokenAndUnlockReportsLeaseLost) {
+  RedisServer server;
+  Client client(options_for(server, 900ms));
+  Lock lock = client.lock("restarted");
+  lock.lock();
+  std::stop_token token = lock.stop_token();
+  server.restart();
+  EXPECT_TRUE(wait_for_stop(token, 10s));
+  std::error_code ec;
+  lock.unlock(ec);
+  EXPECT_EQ(ec, errc::lease_lost);
+  lock.lock();  // the same thread can take it again once unlocked
+  lock.unlock();
+}
+
+TEST(Lock, LeaseLostCallbackRunsWithTheLockName) {
+  RedisServer server;
+  std::promise<LeaseLostEvent> lost;
+  ClientOptions o = options_for(server, 900ms);
+  o.on_lease_lost = [&](const LeaseLostEvent& e) { lost.set_value(e); };
+  Client client(o);
+  Lease lease = client.lock("callback").acquire();
+  client.command("DEL", "callback");
+  auto f = lost.get_future();
+  ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
+  const LeaseLostEvent e = f.get();
+  EXPECT_EQ(e.name, "callback");
+  EXPECT_EQ(e.reason, LeaseLostEvent::Reason::taken);
+  EXPECT_FALSE(lease.valid());
+  std::error_code ec;
+  lease.release(ec);
+  EXPECT_EQ(ec, errc::lease_lost);
+}
+
+TEST(Lock, FencingTokensStrictlyIncreaseAcrossTwoClients) {
+  RedisServer server;
+  Client a(options_for(server));
+  Client b(options_for(server));
+  Lock la = a.fenced_lock("fenced");
+  Lock lb = b.fenced_lock("fenced");
+  std::mutex m;
+  std::vector<std::uint64_t> tokens;
+  auto run = [&](Lock& lock) {
+    for (int i = 0; i < 500; ++i) {
+      lock.lock();
+      const auto t = lock.fencing_token();
+      {
+        std::lock_guard g(m);
+        tokens.push_back(t.value_or(0));  // appended while holding: in acquisition order
+      }
+      lock.unlock();
+    }
+  };
+  std::thread ta([&] { run(la); });
+  std::thread tb([&] { run(lb); });
+  ta.join();
+  tb.join();
+  ASSERT_EQ(tokens.size(), 1000u);
+  for (std::size_t i = 1; i < tokens.size(); ++i) {
+    ASSERT_LT(tokens[i - 1], tokens[i]) << "at acquisition " << i;
+  }
+}
+
+TEST(Lock, ReentryKeepsTheFencingTokenOfTheHolding) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.fenced_lock("fenced-reentry");
+  Lease first = lock.acquire();
+  const auto token = first.fencing_token();
+  ASSERT_TRUE(token.has_value());
+  first.release();
+  lock.lock();
+  const auto outer = lock.fencing_token();
+  lock.lock();
+  EXPECT_EQ(lock.fencing_token(), outer);
+  EXPECT_GT(*outer, *token);
+  lock.unlock();
+  lock.unlock();
+}
+
+TEST(Lock, ManyCyclesLeaveNoSubscriptionAndNoRenewalBehind) {
+  RedisServer server;
+  Client client(options_for(server));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 32; ++t) {
+    threads.emplace_back([&, t] {
+      Lock lock = client.lock("leak:" + std::to_string(t % 5));
+      for (int i = 0; i < 500; ++i) {
+        lock.lock();
+        lock.unlock();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(client.impl()->watchdog().size(), 0u) << "a renewal is still scheduled";
+  EXPECT_TRUE(eventually([&] { return client.command("PUBSUB", "CHANNELS").as_array().empty(); },
+                         10s))
+      << "subscriptions left: " << client.command("PUBSUB", "CHANNELS").to_string();
+}
+
+TEST(Lock, FiftyThreadsTenRoundsOverFiveNamesNeverOverlap) {
+  RedisServer server;
+  Client client(options_for(server));
+  std::atomic<int> inside[5] = {};
+  std::atomic<int> overlaps{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 50; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t));
+      for (int round = 0; round < 10; ++round) {
+        const int n = static_cast<int>(rng() % 5);
+        Lock lock = client.lock("mutex:" + std::to_string(n));
+        std::lock_guard guard(lock);
+        if (inside[n].fetch_add(1) != 0) ++overlaps;
+        std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 5));  // the work
+        inside[n].fetch_sub(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(overlaps.load(), 0);
+}
+
+TEST(Lock, FourProcessesOfEightThreadsIncrementCountersExactly) {
+  RedisServer server;
+  Client client(options_for(server));
+  std::vector<test::ChildProcess> workers;
+  for (int p = 0; p < 4; ++p) {
+    workers.push_back(test::ChildProcess::spawn(
+        {DISTLOCK_LOCK_WORKER, server.uri(), "counter-lock", "counter", "8", "50"}));
+  }
+  for (auto& w : workers) {
+    const auto status = w.wait_for_exit(120s);
+    ASSERT_TRUE(status.has_value()) << "a worker hung";
+    EXPECT_EQ(*status, 0) << test::describe_wait_status(*status);
+  }
+  EXPECT_EQ(client.command("GET", "counter").as_string(), std::to_string(4 * 8 * 50));
+}
+
+TEST(Lock, WorksWithStdUniqueLockScopedLockAndTryLockUntil) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock a = client.lock("std-a");
+  Lock b = client.lock("std-b");
+  {
+    std::scoped_lock both(a, b);
+    EXPECT_TRUE(a.is_held_by_current_thread());
+    EXPECT_TRUE(b.is_held_by_current_thread());
+  }
+  EXPECT_FALSE(a.is_locked());
+  {
+    std::unique_lock guard(a, std::defer_lock);
+    EXPECT_TRUE(guard.try_lock_for(100ms));
+    EXPECT_TRUE(guard.owns_lock());
+  }
+  EXPECT_FALSE(a.is_locked());
+  EXPECT_TRUE(a.try_lock_until(std::chrono::system_clock::now() + 1s));
+  a.unlock();
+}
+
+TEST(Lock, LeaseMovesBetweenThreadsAndItsDestructorReleases) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.lock("lease");
+  Lease lease = lock.acquire();
+  EXPECT_TRUE(lease.valid());
+  EXPECT_GT(lease.remaining(), 0ms);
+  EXPECT_FALSE(lock.try_acquire().has_value()) << "a second lease of a held lock";
+  std::thread([l = std::move(lease)]() mutable {
+    EXPECT_TRUE(l.valid());
+  }).join();  // destroyed on the other thread: released
+  EXPECT_FALSE(lock.is_locked());
+  auto again = lock.try_acquire_for(1s, 5s);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_LE(client.command("PTTL", "lease").as_integer(), 5000);
+  again->release();
+  again->release();  // idempotent
+  EXPECT_FALSE(lock.is_locked());
+}
+
+TEST(Lock, AsyncAcquireCompletesWithAValidLease) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.lock("async");
+  auto f = lock.async_acquire(asio::use_future);
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  Lease lease = f.get();
+  EXPECT_TRUE(lease.valid());
+  // A second acquire waits until the first is released.
+  auto g = lock.async_acquire(asio::use_future);
+  EXPECT_EQ(g.wait_for(200ms), std::future_status::timeout);
+  lease.release();
+  ASSERT_EQ(g.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(g.get().valid());
+}
+
+TEST(Lock, BadNamesAreRejectedBeforeAnythingIsSent) {
+  RedisServer server;
+  Client client(options_for(server));
+  try {
+    client.lock("");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos);
+  }
+  EXPECT_THROW(client.lock(std::string(64 * 1024 + 1, 'x')), Error);
+  EXPECT_NO_THROW(client.lock(std::string(64 * 1024, 'x')));
+}
+
+TEST(Lock, NonPositiveLeaseOrNegativeWaitIsRejected) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.lock("bad-args");
+  for (auto bad : {0ms, -5ms}) {
+    try {
+      lock.lock(bad);
+      FAIL() << "lease " << bad.count();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument);
+    }
+    EXPECT_THROW(lock.try_acquire_for(1s, bad), Error);
+  }
+  EXPECT_THROW(lock.try_acquire_for(-1ms), Error);
+  std::error_code ec;
+  EXPECT_FALSE(lock.try_lock_for(-1ms, std::nullopt, ec));
+  EXPECT_EQ(ec, errc::invalid_argument);
+  EXPECT_FALSE(lock.is_locked()) << "nothing may be left locked";
+}
+
+TEST(Lock, KeyOfTheWrongTypeFailsWithServerErrorNamingWrongtype) {
+  RedisServer server;
+  Client client(options_for(server));
+  client.command("SET", "a-string", "x");
+  Lock lock = client.lock("a-string");
+  try {
+    lock.lock();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::server_error);
+    EXPECT_NE(std::string(e.what()).find("WRONGTYPE"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(client.impl()->watchdog().size(), 0u) << "a failed acquire left a renewal";
+  EXPECT_EQ(client.command("GET", "a-string").as_string(), "x");
+}
+
+TEST(Lock, UseAfterCloseFailsWithClosed) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.lock("closed");
+  client.close();
+  try {
+    lock.lock();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), errc::closed);
+  }
+  std::error_code ec;
+  lock.unlock(ec);
+  EXPECT_EQ(ec, errc::closed);
+  EXPECT_THROW(lock.acquire(), Error);
+}
+
+TEST(Lock, ClosingTheClientEndsABlockedWaiterWithClosed) {
+  RedisServer server;
+  Client holder(options_for(server));
+  holder.lock("blocked").lock();
+  Client waiter(options_for(server));
+  auto waited = std::async(std::launch::async, [&] {
+    std::error_code ec;
+    waiter.lock("blocked").lock(ec);
+    return ec;
+  });
+  ASSERT_TRUE(eventually([&] {
+    return holder.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{blocked}").as_array()[1]
+               .as_integer() > 0;
+  }, 10s));
+  waiter.close();
+  ASSERT_EQ(waited.wait_for(10s), std::future_status::ready) << "close left a waiter hanging";
+  EXPECT_EQ(waited.get(), errc::closed);
+}
+
+}  // namespace
+}  // namespace distlock
