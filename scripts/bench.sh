@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Measures distlock against the server's own limit and against peer lock
+# libraries, side by side, in one run against one redis-server it starts.
+#
+#   scripts/bench.sh            full run (about 6 minutes)
+#   scripts/bench.sh --quick    short run (under 3 minutes once built)
+#
+# Writes bench/results/<UTC-date>[-quick].json (every figure and the machine
+# facts), a markdown table (.md) and two PNG charts, and prints the table.
+# Absolute numbers drift between runs on a shared machine; every figure is
+# also given as a ratio to a reference measured in the same run.
+#
+# Traffic goes only to the redis-server started here on a free 127.0.0.1
+# port; it is stopped by pid on exit. Benchmarks never gate CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+quick=0
+case "${1:-}" in
+  "") ;;
+  --quick) quick=1 ;;
+  *) echo "usage: scripts/bench.sh [--quick]" >&2; exit 2 ;;
+esac
+
+if [[ $quick -eq 1 ]]; then
+  rb_s=1 unc_s=1.5 cont_s=4 wd_s=5 ct_s=1
+else
+  rb_s=3 unc_s=5 cont_s=10 wd_s=15 ct_s=3
+fi
+py=/usr/bin/python3  # Debian's python, where python3-redis is installed
+
+# --- Install -----------------------------------------------------------------
+have_all() {
+  local c
+  for c in redis-server redis-benchmark redis-cli gnuplot node npm taskset cmake ninja; do
+    command -v "$c" >/dev/null || return 1
+  done
+  $py -c 'import redis' 2>/dev/null
+}
+if ! have_all; then
+  if ! bash scripts/setup.sh --bench; then
+    # A nodejs package that bundles npm (NodeSource's) conflicts with Debian's
+    # npm package, so the list fails there although node and npm both work.
+    if command -v node >/dev/null && command -v npm >/dev/null && [[ $(id -u) -eq 0 ]]; then
+      bash scripts/setup.sh
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+        gnuplot-nox python3-redis util-linux
+    else
+      exit 1
+    fi
+  fi
+fi
+(cd bench/peers && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+
+# --- Build -------------------------------------------------------------------
+build="$root/build-bench"
+# -Wno-error=restrict: GCC 12 at -O3 reports a false -Wrestrict inside
+# std::string's operator+ (src/net/uri.cpp); it stays a warning here.
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_FLAGS=-Wno-error=restrict >/dev/null
+ninja -C "$build" -j "$(nproc)" distlock-bench client_throughput >/dev/null
+dlb="$build/bench/distlock-bench"
+ct="$build/bench/client_throughput"
+
+# --- Server ------------------------------------------------------------------
+cores=$(nproc)
+server_pin=() client_pin=()
+if [[ $cores -ge 2 ]]; then
+  server_pin=(taskset -c 0)
+  client_pin=(taskset -c "1-$((cores - 1))")
+fi
+port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+work=$(mktemp -d /tmp/distlock-bench-XXXXXX)
+server_pid=""
+stop_server() {
+  if [[ -n $server_pid ]]; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap stop_server EXIT
+"${server_pin[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+  --dir "$work" --logfile "$work/redis.log" &
+server_pid=$!
+for _ in $(seq 100); do
+  redis-cli -p "$port" ping >/dev/null 2>&1 && break
+  sleep 0.05
+done
+redis-cli -p "$port" ping >/dev/null
+cli() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }
+
+date_utc=$(date -u +%Y-%m-%d)
+name=$date_utc$([[ $quick -eq 1 ]] && echo -quick || true)
+mkdir -p bench/results
+raw="bench/results/$name.jsonl.tmp"
+: >"$raw"
+log() { echo "bench: $*" >&2; }
+run() { "${client_pin[@]}" "$@" | tee -a "$raw"; }
+
+# --- 1. The server's limit -----------------------------------------------------
+# redis-benchmark, sized to run about rb_s seconds after a short calibration.
+# Prints one JSON line.
+rb() {
+  local label=$1 clients=$2 pipeline=$3 n=$4
+  shift 4
+  local out rps
+  out=$("${client_pin[@]}" redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -P "$pipeline" \
+    -n "$n" --csv "$@" | tail -n 1)
+  rps=$(echo "$out" | awk -F'","' '{print $2}')
+  echo "$out" | awk -F'","' -v l="$label" -v c="$clients" -v p="$pipeline" -v n="$n" \
+    '{printf "{\"scenario\":\"server_limit\",\"op\":\"%s\",\"clients\":%d,\"pipeline\":%d,\"requests\":%d,\"rps\":%s,\"p50_ms\":%s,\"p99_ms\":%s}\n", l, c, p, n, $2, $5, $7}'
+  RB_RPS=${rps%.*}
+}
+rb_sized() {  # label clients pipeline args...: calibrate, then the real run
+  local label=$1 clients=$2 pipeline=$3
+  shift 3
+  rb "$label" "$clients" "$pipeline" 20000 "$@" >/dev/null
+  rb "$label" "$clients" "$pipeline" $((RB_RPS * ${rb_s%.*} + 1000)) "$@" | tee -a "$raw"
+}
+log "server limits (redis-benchmark)"
+owner="bench-owner:1"
+acq_sha=$(cli script load "$(cat src/script/lua/acquire.lua)")
+rel_sha=$(cli script load "$(cat src/script/lua/release.lua)")
+rb_sized ping 1 1 -t ping
+rb_sized ping 64 1 -t ping
+rb_sized ping 64 16 -t ping
+for p in 1 16; do
+  # Acquire on fresh random names: the EXISTS, HINCRBY, PEXPIRE path.
+  rb_sized acquire 64 $p -r 1000000000 EVALSHA "$acq_sha" 1 'rb:acq:{__rand_int__}' 30000 "$owner"
+  # Release on held names: prepopulate 4x as many holds as requests, so most
+  # releases take the real HGET, DEL, PUBLISH path (the rest find no hold).
+  n=$((RB_RPS * ${rb_s%.*} + 1000))
+  keys=$((n * 4))
+  for ((lo = 0; lo < keys; lo += 200000)); do
+    hi=$((lo + 200000 < keys ? lo + 200000 : keys))
+    cli eval "for i=tonumber(ARGV[1]),tonumber(ARGV[2])-1 do redis.call('hset', string.format('rb:rel:{%012d}', i), ARGV[3], 1) end return 1" \
+      0 "$lo" "$hi" "$owner" >/dev/null
+  done
+  before=$(cli info commandstats | awk -F'[:=,]' '/^cmdstat_del:/{print $3}')
+  rb release 64 $p "$n" -r "$keys" EVALSHA "$rel_sha" 1 'rb:rel:{__rand_int__}' 30000 "$owner" 1 \
+    'redisson_lock__channel:{rb:rel:__rand_int__}' 0 >"$work/rel.json"
+  after=$(cli info commandstats | awk -F'[:=,]' '/^cmdstat_del:/{print $3}')
+  $py -c 'import json,sys; d=json.load(open(sys.argv[1])); d["full_path_share"]=(int(sys.argv[3])-int(sys.argv[2] or 0))/d["requests"]; print(json.dumps(d))' \
+    "$work/rel.json" "${before:-0}" "${after:-0}" | tee -a "$raw"
+  cli flushall >/dev/null
+done
+
+# --- 2. distlock -------------------------------------------------------------
+log "distlock-bench"
+run "$dlb" ping --port "$port" --seconds "$unc_s"
+run "$dlb" uncontended --port "$port" --seconds "$unc_s" --threads 1,16,64
+run "$dlb" uncontended --port "$port" --seconds "$unc_s" --threads 1,16,64 --fenced
+run "$dlb" contended --port "$port" --seconds "$cont_s" --procs 2 --threads 8
+run "$dlb" watchdog --port "$port" --seconds "$wd_s" --leases 10000 --watchdog-ms 3000
+log "client_throughput"
+"${client_pin[@]}" "$ct" --port "$port" --seconds "$ct_s" 2>/dev/null | tee -a "$raw"
+cli flushall >/dev/null
+
+# --- 3. Peers ------------------------------------------------------------------
+for lib in redlock semaphore; do
+  log "node $lib"
+  run node bench/peers/node_bench.js uncontended --lib "$lib" --port "$port" --seconds "$unc_s"
+  meta=$("${client_pin[@]}" node bench/peers/node_bench.js contended --lib "$lib" --port "$port" \
+    --seconds "$cont_s" --procs 2 --workers 8 --records "$work/$lib.rec")
+  $py bench/peers/contended_stats.py --records "$work/$lib.rec" --threads 16 --meta "$meta" |
+    tee -a "$raw"
+done
+log "node semaphore watchdog"
+run node bench/peers/node_bench.js watchdog --lib semaphore --port "$port" --seconds "$wd_s" \
+  --leases 10000 --lease-ms 3000
+log "python redis Lock"
+run $py bench/peers/python_bench.py uncontended --port "$port" --seconds "$unc_s"
+run $py bench/peers/python_bench.py contended --port "$port" --seconds "$cont_s" --procs 2 \
+  --workers 8 --records "$work/python.rec"
+
+# --- Report ------------------------------------------------------------------
+facts=$(
+  $py - "$port" "$cores" "$quick" <<'EOF'
+import json, platform, subprocess, sys
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+redis_v = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.strip()
+node_v = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+import redis
+print(json.dumps({"cpu_model": cpu, "cores": int(sys.argv[2]), "kernel": platform.release(),
+                  "redis_server": redis_v, "node": node_v, "python_redis": redis.__version__,
+                  "quick": sys.argv[3] == "1",
+                  "pinning": "server on CPU 0, clients on CPUs 1-%d" % (int(sys.argv[2]) - 1)
+                             if int(sys.argv[2]) >= 2 else "none (1 core)"}))
+EOF
+)
+$py bench/report.py --raw "$raw" --facts "$facts" --out "bench/results/$name" \
+  --command "scripts/bench.sh${1:+ $1}"
+rm -f "$raw"
+log "wrote bench/results/$name.json, .md, -throughput.png, -handoff.png"
