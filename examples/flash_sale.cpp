@@ -55,8 +55,8 @@ int run_worker(const std::string& uri, int threads, bool locked) {
       const long stock = std::stol(client.command("GET", kStock).as_string());
       if (stock <= 0) break;
       client.command("SET", kStock, stock - 1);
-      client.command("RPUSH", kOrders, "buyer-" + std::to_string(::getpid()) + "-" +
-                                           std::to_string(id));
+      client.command("RPUSH", kOrders,
+                     "buyer-" + std::to_string(::getpid()) + "-" + std::to_string(id));
       ++orders;
     }
     std::lock_guard g(mutex);
@@ -78,8 +78,12 @@ struct RoundResult {
 };
 
 // Starts `processes` workers of this binary and collects their output.
-RoundResult run_round(const std::string& self, const std::string& uri, int processes,
-                      int threads, long stock, bool locked) {
+RoundResult run_round(const std::string& self,
+                      const std::string& uri,
+                      int processes,
+                      int threads,
+                      long stock,
+                      bool locked) {
   distlock::Client client(uri);
   client.command("DEL", kStock, kOrders, kLock);
   client.command("SET", kStock, stock);
@@ -92,8 +96,13 @@ RoundResult run_round(const std::string& self, const std::string& uri, int proce
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
-    std::vector<std::string> args = {self, "--worker", "--uri", uri, "--threads",
-                                     std::to_string(threads), locked ? "--locked" : "--unlocked"};
+    std::vector<std::string> args = {self,
+                                     "--worker",
+                                     "--uri",
+                                     uri,
+                                     "--threads",
+                                     std::to_string(threads),
+                                     locked ? "--locked" : "--unlocked"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

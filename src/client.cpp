@@ -46,17 +46,21 @@ std::unique_ptr<asio::ssl::context> make_tls(const TlsOptions& t) {
                   std::string("cannot load TLS ") + what + " '" + path + "': " + ec.message());
     }
   };
-  if (!t.ca_file.empty()) load("CA file", t.ca_file, [&](auto& ec) { ctx->load_verify_file(t.ca_file, ec); });
-  if (!t.ca_dir.empty()) load("CA dir", t.ca_dir, [&](auto& ec) { ctx->add_verify_path(t.ca_dir, ec); });
+  if (!t.ca_file.empty())
+    load("CA file", t.ca_file, [&](auto& ec) { ctx->load_verify_file(t.ca_file, ec); });
+  if (!t.ca_dir.empty())
+    load("CA dir", t.ca_dir, [&](auto& ec) { ctx->add_verify_path(t.ca_dir, ec); });
   if (t.ca_file.empty() && t.ca_dir.empty()) {
     std::error_code ignored;
     ctx->set_default_verify_paths(ignored);
   }
   if (!t.cert_file.empty()) {
-    load("certificate", t.cert_file, [&](auto& ec) { ctx->use_certificate_chain_file(t.cert_file, ec); });
+    load("certificate", t.cert_file,
+         [&](auto& ec) { ctx->use_certificate_chain_file(t.cert_file, ec); });
   }
   if (!t.key_file.empty()) {
-    load("key", t.key_file, [&](auto& ec) { ctx->use_private_key_file(t.key_file, asio::ssl::context::pem, ec); });
+    load("key", t.key_file,
+         [&](auto& ec) { ctx->use_private_key_file(t.key_file, asio::ssl::context::pem, ec); });
   }
   return ctx;
 }
@@ -64,9 +68,7 @@ std::unique_ptr<asio::ssl::context> make_tls(const TlsOptions& t) {
 }  // namespace
 
 ClientImpl::ClientImpl(ClientOptions options)
-    : options_(std::move(options)),
-      id_(runtime::random_uuid()),
-      work_(asio::make_work_guard(io_)) {
+    : options_(std::move(options)), id_(runtime::random_uuid()), work_(asio::make_work_guard(io_)) {
   validate(options_);
   tls_ = make_tls(options_.tls);
   watchdog_ = std::make_unique<Watchdog>(*this, io_);
@@ -95,7 +97,9 @@ std::string ClientImpl::thread_owner() const {
   return id_ + ":" + std::to_string(number);
 }
 
-ClientImpl::~ClientImpl() { close(); }
+ClientImpl::~ClientImpl() {
+  close();
+}
 
 void ClientImpl::start() {
   thread_ = std::thread([this] { io_.run(); });
@@ -126,7 +130,9 @@ void ClientImpl::close() noexcept {
   }
 }
 
-bool ClientImpl::on_io_thread() const noexcept { return io_.get_executor().running_in_this_thread(); }
+bool ClientImpl::on_io_thread() const noexcept {
+  return io_.get_executor().running_in_this_thread();
+}
 
 bool ClientImpl::may_block(std::error_code& ec) const {
   if (closed_.load()) {
@@ -213,8 +219,14 @@ void Client::close() noexcept {
   if (impl_) impl_->close();
 }
 
-bool Client::closed() const noexcept { return !impl_ || impl_->closed(); }
-const std::string& Client::id() const noexcept { return impl_->id(); }
-const ClientOptions& Client::options() const noexcept { return impl_->options(); }
+bool Client::closed() const noexcept {
+  return !impl_ || impl_->closed();
+}
+const std::string& Client::id() const noexcept {
+  return impl_->id();
+}
+const ClientOptions& Client::options() const noexcept {
+  return impl_->options();
+}
 
 }  // namespace distlock

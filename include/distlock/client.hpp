@@ -25,9 +25,9 @@ class ClientImpl;
 // One command argument: a string (viewed, not copied) or an integer (formatted).
 class Arg {
  public:
-  Arg(std::string_view s) : view_(s) {}              // NOLINT(google-explicit-constructor)
-  Arg(const std::string& s) : view_(s) {}            // NOLINT(google-explicit-constructor)
-  Arg(const char* s) : view_(s) {}                   // NOLINT(google-explicit-constructor)
+  Arg(std::string_view s) : view_(s) {}    // NOLINT(google-explicit-constructor)
+  Arg(const std::string& s) : view_(s) {}  // NOLINT(google-explicit-constructor)
+  Arg(const char* s) : view_(s) {}         // NOLINT(google-explicit-constructor)
   template <std::integral I>
   Arg(I v) : owned_(std::to_string(v)), has_owned_(true) {}  // NOLINT(google-explicit-constructor)
   std::string_view view() const { return has_owned_ ? std::string_view(owned_) : view_; }

@@ -56,9 +56,9 @@ class HandlerReceiver final : public Receiver<Result> {
   Handler handler_;
   // decay: for an executor without the property prefer() is the identity and
   // its result type is an rvalue reference, which must not be stored.
-  std::decay_t<typename asio::prefer_result<
-      asio::associated_executor_t<Handler, asio::any_io_executor>,
-      asio::execution::outstanding_work_t::tracked_t>::type>
+  std::decay_t<
+      typename asio::prefer_result<asio::associated_executor_t<Handler, asio::any_io_executor>,
+                                   asio::execution::outstanding_work_t::tracked_t>::type>
       work_;
 };
 

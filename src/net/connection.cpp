@@ -156,9 +156,8 @@ void Connection::start_connect(std::function<void(std::error_code, std::string)>
   auto on_connected = [self = shared_from_this(), attempt, gen, fail](std::error_code e) {
     if (gen != self->generation_ || attempt->finished) return;
     if (e) return fail("connect failed", e);
-    self->on_transport_ready([attempt](std::error_code ec, std::string m) {
-      attempt->finish(ec, std::move(m));
-    });
+    self->on_transport_ready(
+        [attempt](std::error_code ec, std::string m) { attempt->finish(ec, std::move(m)); });
   };
 
   if (!options_.unix_path.empty()) {
@@ -197,8 +196,8 @@ void Connection::on_transport_ready(std::function<void(std::error_code, std::str
   }
   if (!tls_) return send_handshake(std::move(done));
 
-  const std::string& name = options_.tls.server_name.empty() ? options_.host
-                                                             : options_.tls.server_name;
+  const std::string& name =
+      options_.tls.server_name.empty() ? options_.host : options_.tls.server_name;
   // SSL_set_tlsext_host_name is a macro with a C cast; call what it expands to.
   SSL_ctrl(tls_->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
            const_cast<char*>(name.c_str()));
@@ -209,13 +208,13 @@ void Connection::on_transport_ready(std::function<void(std::error_code, std::str
     tls_->set_verify_mode(asio::ssl::verify_none);
   }
   const auto gen = generation_;
-  tls_->async_handshake(asio::ssl::stream_base::client,
-                        [self = shared_from_this(), gen, done = std::move(done)](
-                            std::error_code e) mutable {
-                          if (gen != self->generation_) return;
-                          if (e) return done(errc::connection_failed, "TLS handshake failed: " + e.message());
-                          self->send_handshake(std::move(done));
-                        });
+  tls_->async_handshake(
+      asio::ssl::stream_base::client,
+      [self = shared_from_this(), gen, done = std::move(done)](std::error_code e) mutable {
+        if (gen != self->generation_) return;
+        if (e) return done(errc::connection_failed, "TLS handshake failed: " + e.message());
+        self->send_handshake(std::move(done));
+      });
 }
 
 void Connection::send_handshake(std::function<void(std::error_code, std::string)> done) {
@@ -334,8 +333,8 @@ std::error_code Connection::submit(std::string payload,
       return errc::queue_full;
     }
     ++outstanding_;
-    submitted_.push_back(
-        Request{std::move(payload), replies, completion, Clock::now() + options_.command_timeout, {}});
+    submitted_.push_back(Request{
+        std::move(payload), replies, completion, Clock::now() + options_.command_timeout, {}});
     post = !flush_posted_;
     flush_posted_ = true;
   }
@@ -390,22 +389,22 @@ void Connection::write_some() {
 void Connection::read_some() {
   const auto gen = generation_;
   with_stream([&](auto& stream) {
-    stream.async_read_some(
-        asio::buffer(read_buffer_),
-        [self = shared_from_this(), gen](std::error_code e, std::size_t n) {
-          if (gen != self->generation_) return;
-          if (e) return self->drop(e);
-          self->decoder_.feed(self->read_buffer_.data(), n);
-          for (;;) {
-            std::error_code pe;
-            auto reply = self->decoder_.next(pe);
-            if (pe) return self->drop(pe);
-            if (!reply) break;
-            self->on_reply(std::move(*reply));
-            if (gen != self->generation_) return;  // a completion closed or dropped us
-          }
-          self->read_some();
-        });
+    stream.async_read_some(asio::buffer(read_buffer_),
+                           [self = shared_from_this(), gen](std::error_code e, std::size_t n) {
+                             if (gen != self->generation_) return;
+                             if (e) return self->drop(e);
+                             self->decoder_.feed(self->read_buffer_.data(), n);
+                             for (;;) {
+                               std::error_code pe;
+                               auto reply = self->decoder_.next(pe);
+                               if (pe) return self->drop(pe);
+                               if (!reply) break;
+                               self->on_reply(std::move(*reply));
+                               if (gen != self->generation_)
+                                 return;  // a completion closed or dropped us
+                             }
+                             self->read_some();
+                           });
   });
 }
 

@@ -10,7 +10,8 @@ std::int64_t to_ns(Clock::time_point t) {
 }
 
 Clock::time_point from_ns(std::int64_t ns) {
-  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
+  return Clock::time_point(
+      std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
 }
 
 }  // namespace
@@ -34,13 +35,17 @@ void LeaseState::confirm(Clock::time_point sent) noexcept {
   }
 }
 
-Clock::time_point LeaseState::deadline() const noexcept { return from_ns(deadline_ns_.load()); }
+Clock::time_point LeaseState::deadline() const noexcept {
+  return from_ns(deadline_ns_.load());
+}
 
 Clock::time_point LeaseState::last_renewal_sent() const noexcept {
   return from_ns(renewal_sent_ns_.load());
 }
 
-void LeaseState::renewal_sent(Clock::time_point t) noexcept { renewal_sent_ns_ = to_ns(t); }
+void LeaseState::renewal_sent(Clock::time_point t) noexcept {
+  renewal_sent_ns_ = to_ns(t);
+}
 
 bool LeaseState::mark_lost(LeaseLostEvent::Reason reason) {
   if (lost_.exchange(true)) return false;

@@ -91,9 +91,10 @@ void AcquireOp::complete(std::error_code ec, Value reply) {
     return finish({ec, "no reply to the acquire of '" + state_->keys->name + "'", false, {}});
   }
   if (reply.is_error()) {
-    return finish({errc::server_error, "acquire of '" + state_->keys->name + "' failed: " +
-                                           reply.as_string(),
-                   false, {}});
+    return finish({errc::server_error,
+                   "acquire of '" + state_->keys->name + "' failed: " + reply.as_string(),
+                   false,
+                   {}});
   }
   if (reply.is_nil() || reply.is_array()) {
     std::optional<std::uint64_t> token;
@@ -158,7 +159,9 @@ void AcquireOp::wake() {
   }
 }
 
-void AcquireOp::abort() { finish({errc::closed, "the client was closed", false, {}}); }
+void AcquireOp::abort() {
+  finish({errc::closed, "the client was closed", false, {}});
+}
 
 void AcquireOp::finish(AcquireOutcome outcome) {
   if (finished_) return;

@@ -8,7 +8,9 @@ namespace distlock {
 
 Lease::Lease() noexcept = default;
 Lease::Lease(std::shared_ptr<detail::LeaseState> state) noexcept : state_(std::move(state)) {}
-Lease::~Lease() { release(); }
+Lease::~Lease() {
+  release();
+}
 Lease::Lease(Lease&& other) noexcept : state_(std::move(other.state_)) {}
 
 Lease& Lease::operator=(Lease&& other) noexcept {
@@ -19,7 +21,9 @@ Lease& Lease::operator=(Lease&& other) noexcept {
   return *this;
 }
 
-bool Lease::valid() const noexcept { return state_ && state_->valid(); }
+bool Lease::valid() const noexcept {
+  return state_ && state_->valid();
+}
 
 std::chrono::milliseconds Lease::remaining() const noexcept {
   if (!valid()) return std::chrono::milliseconds(0);

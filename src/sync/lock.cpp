@@ -3,8 +3,8 @@
 #include "client_impl.hpp"
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
-#include "script/scripts.hpp"
 #include "runtime/identity.hpp"
+#include "script/scripts.hpp"
 #include "sync/lock_ops.hpp"
 
 namespace distlock {
@@ -47,8 +47,12 @@ Lock::Lock(std::shared_ptr<detail::ClientImpl> client, std::string name, bool fe
     : client_(std::move(client)),
       keys_(std::make_shared<const detail::LockKeys>(std::move(name), fenced)) {}
 
-const std::string& Lock::name() const noexcept { return keys_->name; }
-bool Lock::fenced() const noexcept { return !keys_->fence.empty(); }
+const std::string& Lock::name() const noexcept {
+  return keys_->name;
+}
+bool Lock::fenced() const noexcept {
+  return !keys_->fence.empty();
+}
 
 // Thread-owned acquire: `wait` nullopt waits forever, zero tries once.
 static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::ClientImpl>& client,
@@ -99,7 +103,9 @@ void Lock::lock(milliseconds lease) {
   if (o.ec) throw_outcome(o);
 }
 
-bool Lock::try_lock() { return try_lock_for_ms(milliseconds(0), std::nullopt); }
+bool Lock::try_lock() {
+  return try_lock_for_ms(milliseconds(0), std::nullopt);
+}
 
 bool Lock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease) {
   check_wait(wait);
@@ -113,9 +119,7 @@ bool Lock::try_lock_for(milliseconds wait, milliseconds lease) {
   return try_lock_for_ms(wait, lease);
 }
 
-bool Lock::try_lock_for(milliseconds wait,
-                        std::optional<milliseconds> lease,
-                        std::error_code& ec) {
+bool Lock::try_lock_for(milliseconds wait, std::optional<milliseconds> lease, std::error_code& ec) {
   ec.clear();
   if (wait.count() < 0 || (lease && lease->count() <= 0)) {
     ec = errc::invalid_argument;
@@ -166,8 +170,8 @@ bool Lock::force_unlock() {
   std::error_code ec;
   if (!client_->may_block(ec)) throw Error(ec, "force_unlock of '" + keys_->name + "'");
   net::SyncCompletion done;
-  script::ScriptCall call(client_->topology().data_for(keys_->name), script::scripts().force_release,
-                          keys, args, &done);
+  script::ScriptCall call(client_->topology().data_for(keys_->name),
+                          script::scripts().force_release, keys, args, &done);
   if ((ec = call.start())) throw Error(ec, "force_unlock of '" + keys_->name + "'");
   Value reply = done.wait(ec);
   if (ec) throw Error(ec, "force_unlock of '" + keys_->name + "'");
@@ -240,7 +244,8 @@ static std::optional<Lease> acquire_lease(const std::shared_ptr<detail::ClientIm
                                           std::optional<milliseconds> lease,
                                           std::error_code& ec,
                                           std::string& message) {
-  auto state = detail::make_lease_state(client, keys, client->id() + ":" + runtime::random_token(), lease);
+  auto state =
+      detail::make_lease_state(client, keys, client->id() + ":" + runtime::random_token(), lease);
   auto o = detail::acquire_blocking(*client, state, 1, deadline_after(wait));
   ec = o.ec;
   message = std::move(o.message);
@@ -256,7 +261,9 @@ Lease Lock::acquire() {
   return std::move(*l);
 }
 
-std::optional<Lease> Lock::try_acquire() { return try_acquire_for(milliseconds(0)); }
+std::optional<Lease> Lock::try_acquire() {
+  return try_acquire_for(milliseconds(0));
+}
 
 std::optional<Lease> Lock::try_acquire_for(milliseconds wait) {
   check_wait(wait);

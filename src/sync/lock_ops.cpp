@@ -51,10 +51,14 @@ ReleaseResult to_result(const Value& reply, std::error_code& ec) {
     return ReleaseResult::not_held;
   }
   switch (reply.as_integer()) {
-    case 0: return ReleaseResult::decremented;
-    case 1: return ReleaseResult::released;
-    case 2: return ReleaseResult::already_applied;
-    default: return ReleaseResult::not_held;
+    case 0:
+      return ReleaseResult::decremented;
+    case 1:
+      return ReleaseResult::released;
+    case 2:
+      return ReleaseResult::already_applied;
+    default:
+      return ReleaseResult::not_held;
   }
 }
 

@@ -228,10 +228,14 @@ TEST(Lock, ForceUnlockFromAnotherClientFreesTheLockAndWakesWaiters) {
     if (got) lock.unlock();
     return got;
   });
-  ASSERT_TRUE(eventually([&] {
-    return admin.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{forced}").as_array()[1]
-               .as_integer() > 0;
-  }, 10s)) << "the waiter never subscribed";
+  ASSERT_TRUE(eventually(
+      [&] {
+        return admin.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{forced}")
+                   .as_array()[1]
+                   .as_integer() > 0;
+      },
+      10s))
+      << "the waiter never subscribed";
   EXPECT_TRUE(admin.lock("forced").force_unlock());
   EXPECT_TRUE(waited.get());
   EXPECT_FALSE(admin.lock("forced").force_unlock()) << "nothing left to delete";
@@ -347,8 +351,8 @@ TEST(Lock, ManyCyclesLeaveNoSubscriptionAndNoRenewalBehind) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(client.impl()->watchdog().size(), 0u) << "a renewal is still scheduled";
-  EXPECT_TRUE(eventually([&] { return client.command("PUBSUB", "CHANNELS").as_array().empty(); },
-                         10s))
+  EXPECT_TRUE(
+      eventually([&] { return client.command("PUBSUB", "CHANNELS").as_array().empty(); }, 10s))
       << "subscriptions left: " << client.command("PUBSUB", "CHANNELS").to_string();
 }
 
@@ -525,10 +529,13 @@ TEST(Lock, ClosingTheClientEndsABlockedWaiterWithClosed) {
     waiter.lock("blocked").lock(ec);
     return ec;
   });
-  ASSERT_TRUE(eventually([&] {
-    return holder.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{blocked}").as_array()[1]
-               .as_integer() > 0;
-  }, 10s));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return holder.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{blocked}")
+                   .as_array()[1]
+                   .as_integer() > 0;
+      },
+      10s));
   waiter.close();
   ASSERT_EQ(waited.wait_for(10s), std::future_status::ready) << "close left a waiter hanging";
   EXPECT_EQ(waited.get(), errc::closed);
