@@ -356,6 +356,25 @@ TEST(Lock, ManyCyclesLeaveNoSubscriptionAndNoRenewalBehind) {
       << "subscriptions left: " << client.command("PUBSUB", "CHANNELS").to_string();
 }
 
+TEST(Lock, WaitThatTimesOutLeavesNoSubscriptionAndNoRenewalBehind) {
+  RedisServer server;
+  Client holder(options_for(server));
+  Client waiter(options_for(server));
+  holder.lock("timed-out").lock();
+  EXPECT_FALSE(waiter.lock("timed-out").try_lock_for(300ms));
+  EXPECT_FALSE(waiter.lock("timed-out").try_acquire_for(300ms).has_value());
+  EXPECT_EQ(waiter.impl()->watchdog().size(), 0u) << "a renewal is still scheduled";
+  EXPECT_TRUE(eventually(
+      [&] {
+        return waiter.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{timed-out}")
+                   .as_array()[1]
+                   .as_integer() == 0;
+      },
+      10s))
+      << "the waiter's subscription was left behind";
+  holder.lock("timed-out").unlock();
+}
+
 TEST(Lock, FiftyThreadsTenRoundsOverFiveNamesNeverOverlap) {
   RedisServer server;
   Client client(options_for(server));
