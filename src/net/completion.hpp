@@ -1,8 +1,8 @@
 // The receiver of one request's outcome, and a blocking waiter for it.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
+#include <atomic>
+#include <cstdint>
 #include <system_error>
 
 #include "distlock/value.hpp"
@@ -21,31 +21,39 @@ class Completion {
   ~Completion() = default;
 };
 
-// A Completion a blocking caller keeps on its stack and waits on. The mutex is
-// held while notifying so the waiter cannot return (and destroy this object)
-// before complete() has finished touching it.
+// A one-shot event one thread waits on and another sets once, built on a
+// futex. set() makes no access to the object after its release store (the
+// wake is a syscall on the address only), so the waiter may destroy the
+// event as soon as wait() returns: the pattern glibc's own mutex unlock
+// relies on. Unlike a mutex and condition variable, the woken thread never
+// blocks again on a lock the setter still holds.
+class Event {
+ public:
+  void set() noexcept;
+  void wait() noexcept;
+
+ private:
+  std::atomic<std::uint32_t> state_{0};
+};
+
+// A Completion a blocking caller keeps on its stack and waits on.
 class SyncCompletion final : public Completion {
  public:
   void complete(std::error_code ec, Value reply) override {
-    std::lock_guard lock(mutex_);
     ec_ = ec;
     reply_ = std::move(reply);
-    done_ = true;
-    cv_.notify_one();
+    event_.set();
   }
 
   // Blocks until complete() has run; returns the reply and sets ec.
   Value wait(std::error_code& ec) {
-    std::unique_lock lock(mutex_);
-    cv_.wait(lock, [this] { return done_; });
+    event_.wait();
     ec = ec_;
     return std::move(reply_);
   }
 
  private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
+  Event event_;
   std::error_code ec_;
   Value reply_;
 };

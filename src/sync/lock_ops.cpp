@@ -1,8 +1,5 @@
 #include "sync/lock_ops.hpp"
 
-#include <condition_variable>
-#include <mutex>
-
 #include "client_impl.hpp"
 #include "distlock/error.hpp"
 #include "script/scripts.hpp"
@@ -85,21 +82,14 @@ AcquireOutcome acquire_blocking(ClientImpl& client,
   }
   const bool fresh = !state->active.load();
   if (fresh) client.watchdog().add(state);
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool done = false;
+  net::Event done;
   auto op = std::make_shared<AcquireOp>(client, state, count_after, deadline,
                                         [&](AcquireOutcome outcome) {
-                                          std::lock_guard lock(mutex);
                                           result = std::move(outcome);
-                                          done = true;
-                                          cv.notify_one();
+                                          done.set();
                                         });
   op->start();
-  {
-    std::unique_lock lock(mutex);
-    cv.wait(lock, [&] { return done; });
-  }
+  done.wait();
   if (fresh && !result.acquired) client.watchdog().remove(state.get());
   return result;
 }
