@@ -59,9 +59,6 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   // "<client-id>:<thread-number>": the calling thread's owner id.
   std::string thread_owner() const;
-  // The calling thread's holds, keyed by owner + '\n' + name.
-  std::mutex holds_mutex;
-  std::unordered_map<std::string, ThreadHold> holds;
 
  private:
   const ClientOptions options_;

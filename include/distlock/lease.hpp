@@ -64,6 +64,9 @@ class Lease {
   // Time left until the lease deadline on the steady clock; zero when not
   // valid.
   std::chrono::milliseconds remaining() const noexcept;
+  // The lease deadline on the steady clock: when the acquire or the last
+  // confirmed renewal was sent, plus the lease. time_point{} for an empty Lease.
+  std::chrono::steady_clock::time_point deadline() const noexcept;
   // Requested the moment the lease is lost (not on a normal release).
   std::stop_token stop_token() const noexcept;
   // The fencing token of this holding (fenced locks only), strictly

@@ -102,6 +102,9 @@ class Lock {
   std::stop_token stop_token() const;
   // Whether this thread's lease is still held (not lost, deadline not passed).
   bool lease_valid() const;
+  // This thread's lease deadline on the steady clock (counted from when the
+  // acquire or last confirmed renewal was sent); nullopt when not held.
+  std::optional<std::chrono::steady_clock::time_point> lease_deadline() const;
 
   // --- Handle-owned ----------------------------------------------------------
 

@@ -32,6 +32,10 @@ std::chrono::milliseconds Lease::remaining() const noexcept {
                   std::chrono::duration_cast<std::chrono::milliseconds>(left));
 }
 
+std::chrono::steady_clock::time_point Lease::deadline() const noexcept {
+  return state_ ? state_->deadline() : std::chrono::steady_clock::time_point{};
+}
+
 std::stop_token Lease::stop_token() const noexcept {
   return state_ ? state_->stop_token() : std::stop_token();
 }

@@ -1,5 +1,7 @@
 #include "distlock/lock.hpp"
 
+#include <unordered_map>
+
 #include "client_impl.hpp"
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
@@ -14,8 +16,16 @@ using detail::AcquireOutcome;
 using detail::Clock;
 using std::chrono::milliseconds;
 
-std::string hold_key(const std::string& owner, const std::string& name) {
-  return owner + '\n' + name;
+// This thread's holds of thread-owned locks, keyed by client id + '\n' +
+// name. Only the owning thread ever reads or writes them (another thread's
+// unlock finds nothing and reports not_owner), so no lock is needed.
+std::unordered_map<std::string, detail::ThreadHold>& thread_holds() {
+  thread_local std::unordered_map<std::string, detail::ThreadHold> holds;
+  return holds;
+}
+
+std::string hold_key(const detail::ClientImpl& client, const std::string& name) {
+  return client.id() + '\n' + name;
 }
 
 void check_lease(std::optional<milliseconds> lease) {
@@ -59,16 +69,12 @@ static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::ClientImp
                                          const std::shared_ptr<const detail::LockKeys>& keys,
                                          std::optional<milliseconds> wait,
                                          std::optional<milliseconds> lease) {
-  const std::string owner = client->thread_owner();
-  const std::string key = hold_key(owner, keys->name);
+  const std::string key = hold_key(*client, keys->name);
   std::shared_ptr<detail::LeaseState> state;
   std::uint32_t count = 0;
-  {
-    std::lock_guard lock(client->holds_mutex);
-    if (auto it = client->holds.find(key); it != client->holds.end()) {
-      state = it->second.state;
-      count = it->second.count;
-    }
+  if (auto it = thread_holds().find(key); it != thread_holds().end()) {
+    state = it->second.state;
+    count = it->second.count;
   }
   if (state && state->lost()) {
     return {errc::lease_lost,
@@ -77,11 +83,10 @@ static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::ClientImp
             false,
             {}};
   }
-  if (!state) state = detail::make_lease_state(client, keys, owner, lease);
+  if (!state) state = detail::make_lease_state(client, keys, client->thread_owner(), lease);
   auto outcome = detail::acquire_blocking(*client, state, count + 1, deadline_after(wait));
   if (outcome.acquired) {
-    std::lock_guard lock(client->holds_mutex);
-    auto& hold = client->holds[key];
+    auto& hold = thread_holds()[key];
     hold.state = state;
     hold.count = count + 1;
   }
@@ -138,24 +143,19 @@ void Lock::unlock() noexcept {
 void Lock::unlock(std::error_code& ec) noexcept {
   ec.clear();
   if (!client_->may_block(ec)) return;
-  const std::string key = hold_key(client_->thread_owner(), keys_->name);
-  std::shared_ptr<detail::LeaseState> state;
-  std::uint32_t expected = 0;
-  {
-    std::lock_guard lock(client_->holds_mutex);
-    auto it = client_->holds.find(key);
-    if (it == client_->holds.end()) {
-      ec = errc::not_owner;
-      return;
-    }
-    state = it->second.state;
-    expected = it->second.count;
-    // Local bookkeeping moves on whatever the server says, so a failed unlock
-    // never wedges this thread; the server-side lease then expires by itself.
-    if (--it->second.count == 0) {
-      state->released = true;  // the watchdog stops renewing it now
-      client_->holds.erase(it);
-    }
+  auto& holds = thread_holds();
+  auto it = holds.find(hold_key(*client_, keys_->name));
+  if (it == holds.end()) {
+    ec = errc::not_owner;
+    return;
+  }
+  std::shared_ptr<detail::LeaseState> state = it->second.state;
+  const std::uint32_t expected = it->second.count;
+  // Local bookkeeping moves on whatever the server says, so a failed unlock
+  // never wedges this thread; the server-side lease then expires by itself.
+  if (--it->second.count == 0) {
+    state->released = true;  // the watchdog stops renewing it now
+    holds.erase(it);
   }
   if (expected == 1) client_->watchdog().remove(state.get());
   const auto result = detail::release_blocking(*client_, *state, expected, ec);
@@ -216,9 +216,8 @@ std::optional<milliseconds> Lock::remaining_ttl() const {
 
 static std::shared_ptr<detail::LeaseState> thread_state(detail::ClientImpl& client,
                                                         const std::string& name) {
-  std::lock_guard lock(client.holds_mutex);
-  auto it = client.holds.find(hold_key(client.thread_owner(), name));
-  return it == client.holds.end() ? nullptr : it->second.state;
+  auto it = thread_holds().find(hold_key(client, name));
+  return it == thread_holds().end() ? nullptr : it->second.state;
 }
 
 std::optional<std::uint64_t> Lock::fencing_token() const {
@@ -229,6 +228,12 @@ std::optional<std::uint64_t> Lock::fencing_token() const {
 std::stop_token Lock::stop_token() const {
   auto s = thread_state(*client_, keys_->name);
   return s ? s->stop_token() : std::stop_token();
+}
+
+std::optional<std::chrono::steady_clock::time_point> Lock::lease_deadline() const {
+  auto s = thread_state(*client_, keys_->name);
+  if (!s) return std::nullopt;
+  return s->deadline();
 }
 
 bool Lock::lease_valid() const {
