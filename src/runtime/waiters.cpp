@@ -3,22 +3,32 @@
 #include <functional>
 
 #include "client_impl.hpp"
+#include "distlock/error.hpp"
 #include "resp/encoder.hpp"
 
 namespace distlock::detail {
 namespace {
 
-// Completion of a SUBSCRIBE or UNSUBSCRIBE; forwards success to `on_ok`.
+// Completion of a SUBSCRIBE or UNSUBSCRIBE: success goes to `on_ok`, an
+// error reply (such as NOPERM for a channel the ACL user may not use) to
+// `on_refused`. A lost connection is neither: the reconnect resubscribes.
 class ChannelReply final : public net::Completion {
  public:
-  explicit ChannelReply(std::function<void()> on_ok) : on_ok_(std::move(on_ok)) {}
+  ChannelReply(std::function<void()> on_ok, std::function<void(const std::string&)> on_refused)
+      : on_ok_(std::move(on_ok)), on_refused_(std::move(on_refused)) {}
   void complete(std::error_code ec, Value reply) override {
     std::unique_ptr<ChannelReply> self(this);
-    if (!ec && reply.is_array() && on_ok_) on_ok_();
+    if (ec) return;
+    if (reply.is_error()) {
+      if (on_refused_) on_refused_(reply.as_string());
+    } else if (reply.is_array() && on_ok_) {
+      on_ok_();
+    }
   }
 
  private:
   std::function<void()> on_ok_;
+  std::function<void(const std::string&)> on_refused_;
 };
 
 }  // namespace
@@ -32,7 +42,9 @@ net::Connection& Waiters::connection(const std::string& channel) {
 void Waiters::subscribe(const std::string& channel) {
   std::string payload;
   resp::encode_command(payload, {"SUBSCRIBE", channel});
-  auto* reply = new ChannelReply([this, channel] { confirmed(channel); });
+  auto* reply =
+      new ChannelReply([this, channel] { confirmed(channel); },
+                       [this, channel](const std::string& why) { refused(channel, why); });
   // Not queued (closing, or the queue is full): waiters fall back on their
   // TTL timers, and a reconnect resubscribes.
   if (connection(channel).submit(std::move(payload), 1, reply)) delete reply;
@@ -50,8 +62,19 @@ void Waiters::confirmed(const std::string& channel) {
   }
 }
 
+void Waiters::refused(const std::string& channel, const std::string& reason) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end() || closed_) return;
+  // Waiting without the channel would silently degrade to polling at the
+  // holder's TTL: report the refusal instead. Each waiter removes itself.
+  auto waiters = it->second.waiters;
+  for (auto& w : waiters) {
+    w->fail(errc::server_error, "SUBSCRIBE to " + channel + " was refused: " + reason);
+  }
+}
+
 void Waiters::add(const std::string& channel, const std::shared_ptr<Waiter>& waiter) {
-  if (closed_) return waiter->abort();
+  if (closed_) return waiter->fail(errc::closed, "the client was closed");
   auto [it, inserted] = channels_.try_emplace(channel);
   it->second.waiters.push_back(waiter);
   if (inserted) {
@@ -77,7 +100,7 @@ void Waiters::remove(const std::string& channel, Waiter* waiter, bool pass_signa
     if (closed_) return;
     std::string payload;
     resp::encode_command(payload, {"UNSUBSCRIBE", channel});
-    auto* reply = new ChannelReply(nullptr);
+    auto* reply = new ChannelReply(nullptr, nullptr);
     if (connection(channel).submit(std::move(payload), 1, reply)) delete reply;
     return;
   }
@@ -114,7 +137,7 @@ void Waiters::close() {
   auto channels = std::move(channels_);
   channels_.clear();
   for (auto& [channel, entry] : channels) {
-    for (auto& w : entry.waiters) w->abort();
+    for (auto& w : entry.waiters) w->fail(errc::closed, "the client was closed");
   }
 }
 

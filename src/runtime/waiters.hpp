@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <unordered_map>
 
 namespace distlock::net {
@@ -22,8 +23,9 @@ class Waiter {
   // May be called while the waiter has an attempt in flight; it then retries
   // as soon as that attempt comes back contended.
   virtual void wake() = 0;
-  // The Client is closing: finish with errc::closed.
-  virtual void abort() = 0;
+  // Finish with this error (the Client is closing, or the server refused the
+  // subscription).
+  virtual void fail(std::error_code ec, std::string message) = 0;
   // Set when this waiter was chosen for an unlock message it has not acted on.
   bool signaled = false;
   // True once the subscription it waits on is confirmed.
@@ -63,6 +65,7 @@ class Waiters {
   };
   void subscribe(const std::string& channel);
   void confirmed(const std::string& channel);
+  void refused(const std::string& channel, const std::string& reason);
   net::Connection& connection(const std::string& channel);
 
   ClientImpl& client_;

@@ -14,11 +14,14 @@ using Reason = LeaseLostEvent::Reason;
 // One renewal script call: owns its leases and arguments until the reply.
 class RenewCall final : public net::Completion {
  public:
-  RenewCall(std::vector<std::shared_ptr<LeaseState>> leases, Clock::time_point sent)
-      : leases_(std::move(leases)), sent_(sent) {
+  // check_only: confirm ownership without extending (fixed leases).
+  RenewCall(std::vector<std::shared_ptr<LeaseState>> leases,
+            Clock::time_point sent,
+            bool check_only)
+      : leases_(std::move(leases)), sent_(sent), check_only_(check_only) {
     keys_.reserve(leases_.size());
     args_.reserve(leases_.size() + 1);
-    args_.push_back(leases_.front()->ttl_text);
+    args_.push_back(check_only_ ? std::string_view("0") : leases_.front()->ttl_text);
     for (const auto& l : leases_) {
       keys_.push_back(l->keys->name);
       args_.push_back(l->owner);
@@ -40,7 +43,7 @@ class RenewCall final : public net::Completion {
       LeaseState& lease = *leases_[i];
       if (lease.released.load()) continue;
       if (results[i].is_integer() && results[i].as_integer() == 1) {
-        lease.confirm(sent_);
+        if (!check_only_) lease.confirm(sent_);
       } else {
         lease.mark_lost(Reason::taken);
       }
@@ -50,6 +53,7 @@ class RenewCall final : public net::Completion {
  private:
   std::vector<std::shared_ptr<LeaseState>> leases_;
   Clock::time_point sent_;
+  bool check_only_;
   std::vector<std::string_view> keys_;
   std::vector<std::string_view> args_;
   std::optional<script::ScriptCall> call_;
@@ -106,32 +110,43 @@ void Watchdog::tick(bool all) {
   // half periods, leaving at least half the lease as margin.
   const auto due_before = now - period_ / 2;
   std::vector<std::shared_ptr<LeaseState>> due;
+  std::vector<std::shared_ptr<LeaseState>> fixed;  // checked, not extended (all == true)
   bool any_watchdog = false;
   {
     std::lock_guard lock(mutex_);
     for (const auto& [ptr, lease] : leases_) {
-      if (!lease->watchdog || !lease->active.load() || lease->released.load() || lease->lost()) {
+      if (!lease->active.load() || lease->released.load() || lease->lost()) continue;
+      if (!lease->watchdog) {
+        if (all) fixed.push_back(lease);
         continue;
       }
       any_watchdog = true;
       if (all || lease->last_renewal_sent() <= due_before) due.push_back(lease);
     }
   }
-  for (std::size_t i = 0; i < due.size(); i += kBatch) {
-    const auto end = std::min(due.size(), i + kBatch);
-    send_batch({due.begin() + static_cast<std::ptrdiff_t>(i),
-                due.begin() + static_cast<std::ptrdiff_t>(end)});
-  }
+  send_batches(std::move(due), false);
+  send_batches(std::move(fixed), true);
   if (any_watchdog) arm_tick();
 }
 
-void Watchdog::send_batch(std::vector<std::shared_ptr<LeaseState>> batch) {
+void Watchdog::send_batches(std::vector<std::shared_ptr<LeaseState>> leases, bool check_only) {
+  for (std::size_t i = 0; i < leases.size(); i += kBatch) {
+    const auto end = std::min(leases.size(), i + kBatch);
+    send_batch({leases.begin() + static_cast<std::ptrdiff_t>(i),
+                leases.begin() + static_cast<std::ptrdiff_t>(end)},
+               check_only);
+  }
+}
+
+void Watchdog::send_batch(std::vector<std::shared_ptr<LeaseState>> batch, bool check_only) {
   const auto sent = Clock::now();
-  for (const auto& l : batch) l->renewal_sent(sent);
+  if (!check_only) {
+    for (const auto& l : batch) l->renewal_sent(sent);
+  }
   // Standalone: one connection serves every key. Cluster will group the batch
   // by slot before this point.
   net::Connection& connection = client_.topology().data_for(batch.front()->keys->name);
-  auto* call = new RenewCall(std::move(batch), sent);
+  auto* call = new RenewCall(std::move(batch), sent, check_only);
   if (call->start(connection)) delete call;  // not queued (closed or full): retried next tick
 }
 

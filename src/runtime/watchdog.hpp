@@ -26,8 +26,9 @@ class Watchdog {
   void remove(const LeaseState* lease);
   // I/O thread. The lease's acquire was confirmed: start the timers.
   void activated(const LeaseState& lease);
-  // I/O thread. Renew every lease now (after a reconnect, to find lost ones
-  // quickly).
+  // I/O thread. Renew every watchdog lease now and check that every fixed
+  // lease is still held (after a reconnect: a restarted server may have lost
+  // them all).
   void renew_all_now();
   // I/O thread. Marks every lease lost (client_closed), cancels the timers.
   void close();
@@ -37,7 +38,8 @@ class Watchdog {
  private:
   void arm_tick();
   void tick(bool all);
-  void send_batch(std::vector<std::shared_ptr<LeaseState>> batch);
+  void send_batches(std::vector<std::shared_ptr<LeaseState>> leases, bool check_only);
+  void send_batch(std::vector<std::shared_ptr<LeaseState>> batch, bool check_only);
   void arm_expiry(Clock::time_point at);
   void check_expiry();
 

@@ -159,8 +159,8 @@ void AcquireOp::wake() {
   }
 }
 
-void AcquireOp::abort() {
-  finish({errc::closed, "the client was closed", false, {}});
+void AcquireOp::fail(std::error_code ec, std::string message) {
+  finish({ec, std::move(message), false, {}});
 }
 
 void AcquireOp::finish(AcquireOutcome outcome) {

@@ -54,7 +54,7 @@ class AcquireOp final : public net::Completion,
   void start();
 
   void wake() override;
-  void abort() override;
+  void fail(std::error_code ec, std::string message) override;
   void complete(std::error_code ec, Value reply) override;
 
  private:

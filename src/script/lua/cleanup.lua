@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- Undo an acquire whose reply was lost: remove this owner's fresh holding.
 -- Sent right after the lost acquire on the same connection, so it runs after
 -- it if that acquire ran at all.

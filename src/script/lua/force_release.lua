@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- Delete a lock whoever holds it and wake its waiters.
 -- KEYS[1] the lock hash; ARGV[1] the unlock channel; ARGV[2] the unlock message
 -- Returns 1 when a lock was deleted, 0 otherwise.

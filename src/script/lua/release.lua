@@ -1,3 +1,7 @@
+#!lua flags=allow-oom
+-- allow-oom (Redis 7): a release only frees memory, and must work when the
+-- server is at maxmemory, or a reentrant holder's local and server counts
+-- would part ways.
 -- Release one hold of a reentrant lock. Idempotent per unlock call: the
 -- caller passes the hold count it expects before this release, so a retry of
 -- a call whose reply was lost changes nothing.

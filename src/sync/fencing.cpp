@@ -1,0 +1,173 @@
+#include "distlock/fencing.hpp"
+
+#include <array>
+#include <string>
+
+#include "client_impl.hpp"
+#include "distlock/client.hpp"
+#include "distlock/error.hpp"
+#include "script/script.hpp"
+#include "topology/slot.hpp"
+
+namespace distlock {
+namespace {
+
+constexpr std::string_view kPrefix = "distlock_fence:";
+
+// Kept here rather than in src/script/lua/ because only this helper runs it.
+// Tokens are compared as decimal strings: Lua numbers are doubles and would
+// round tokens above 2^53, making two different tokens compare equal.
+constexpr std::string_view kFencedWrite = R"lua(
+-- A write only a current lock holder can make: the fencing-token check.
+-- KEYS[1] the data key; KEYS[2] its fence key (same slot): the highest token
+-- any fenced write to KEYS[1] carried.
+-- ARGV[1] the writer's token, decimal without leading zeros
+-- ARGV[2] 'set' (ARGV[3] value) or 'hset' (ARGV[3] field, ARGV[4] value)
+-- Returns 1 when written, 0 when rejected (a newer token has written).
+local last = redis.call('get', KEYS[2])
+if last then
+  if not string.find(last, '^%d+$') then
+    return redis.error_reply('ERR fence key ' .. KEYS[2] .. ' does not hold a fencing token')
+  end
+  last = (string.gsub(last, '^0+(%d)', '%1'))
+  local token = ARGV[1]
+  if #token < #last or (#token == #last and token < last) then
+    return 0
+  end
+end
+if ARGV[2] == 'hset' then
+  redis.call('hset', KEYS[1], ARGV[3], ARGV[4])
+else
+  redis.call('set', KEYS[1], ARGV[3])
+end
+redis.call('set', KEYS[2], ARGV[1])
+return 1
+)lua";
+
+const script::Script& fenced_write_script() {
+  static const script::Script script = script::make_script("fenced_write", kFencedWrite);
+  return script;
+}
+
+// Runs the script; sets ec and, when there is one, message.
+bool fenced_write(Client& client,
+                  std::string_view key,
+                  std::span<const std::string_view> args,
+                  std::error_code& ec,
+                  std::string& message) {
+  ec.clear();
+  if (key.empty()) {
+    ec = errc::invalid_argument;
+    message = "fenced write: the key is empty";
+    return false;
+  }
+  const std::shared_ptr<detail::ClientImpl>& impl = client.impl();
+  if (!impl) {
+    ec = errc::closed;
+    message = "fenced write: the client was moved from";
+    return false;
+  }
+  if (!impl->may_block(ec)) {
+    message = ec == errc::closed ? "fenced write: the client is closed"
+                                 : "fenced write: a blocking call on the client's I/O thread "
+                                   "would deadlock";
+    return false;
+  }
+  const std::string fence = fence_key(key);
+  const std::array<std::string_view, 2> keys = {key, fence};
+  net::SyncCompletion done;
+  script::ScriptCall call(impl->topology().data_for(key), fenced_write_script(), keys, args, &done);
+  if ((ec = call.start())) {
+    message = "fenced write to '" + std::string(key) + "' could not be queued";
+    return false;
+  }
+  const Value reply = done.wait(ec);
+  if (ec) {
+    message = "fenced write to '" + std::string(key) + "': no reply";
+    return false;
+  }
+  if (reply.is_error()) {
+    ec = errc::server_error;
+    message = "fenced write to '" + std::string(key) + "' failed: " + reply.as_string();
+    return false;
+  }
+  if (!reply.is_integer()) {
+    ec = errc::protocol_error;
+    message = "fenced write: unexpected reply " + reply.to_string();
+    return false;
+  }
+  return reply.as_integer() == 1;
+}
+
+bool throwing(bool written, const std::error_code& ec, const std::string& message) {
+  if (ec) throw Error(ec, message);
+  return written;
+}
+
+}  // namespace
+
+std::string fence_key(std::string_view key) {
+  using topology::hash_tag;
+  using topology::key_slot;
+  if (key.empty()) throw Error(errc::invalid_argument, "fence_key: the key is empty");
+  // A hash tag of its own: the prefix has no brace, so the tag stays the key's.
+  if (hash_tag(key).size() != key.size()) return std::string(kPrefix) + std::string(key);
+  const auto slot = key_slot(key);
+  std::string wrapped = std::string(kPrefix) + "{" + std::string(key) + "}";
+  if (key_slot(wrapped) == slot) return wrapped;
+  // A '}' inside the key cut the wrapped tag short ("a}b"): find a short tag
+  // with the key's slot. Deterministic, so every client derives the same key.
+  for (unsigned i = 0;; ++i) {
+    const std::string candidate = std::to_string(i);
+    if (key_slot(candidate) == slot) {
+      return std::string(kPrefix) + "{" + candidate + "}:" + std::string(key);
+    }
+  }
+}
+
+bool fenced_set(Client& client,
+                std::string_view key,
+                std::string_view value,
+                std::uint64_t token,
+                std::error_code& ec) {
+  const std::string token_text = std::to_string(token);
+  const std::array<std::string_view, 3> args = {token_text, "set", value};
+  std::string message;
+  return fenced_write(client, key, args, ec, message);
+}
+
+bool fenced_set(Client& client, std::string_view key, std::string_view value, std::uint64_t token) {
+  const std::string token_text = std::to_string(token);
+  const std::array<std::string_view, 3> args = {token_text, "set", value};
+  std::error_code ec;
+  std::string message;
+  const bool written = fenced_write(client, key, args, ec, message);
+  return throwing(written, ec, message);
+}
+
+bool fenced_hset(Client& client,
+                 std::string_view key,
+                 std::string_view field,
+                 std::string_view value,
+                 std::uint64_t token,
+                 std::error_code& ec) {
+  const std::string token_text = std::to_string(token);
+  const std::array<std::string_view, 4> args = {token_text, "hset", field, value};
+  std::string message;
+  return fenced_write(client, key, args, ec, message);
+}
+
+bool fenced_hset(Client& client,
+                 std::string_view key,
+                 std::string_view field,
+                 std::string_view value,
+                 std::uint64_t token) {
+  const std::string token_text = std::to_string(token);
+  const std::array<std::string_view, 4> args = {token_text, "hset", field, value};
+  std::error_code ec;
+  std::string message;
+  const bool written = fenced_write(client, key, args, ec, message);
+  return throwing(written, ec, message);
+}
+
+}  // namespace distlock

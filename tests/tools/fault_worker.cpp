@@ -1,0 +1,315 @@
+// A separate process for the fault tests. Two modes; each prints its results
+// as one line on stdout ("key=value ..."), flushed, and exits 0 unless it
+// could not run at all.
+//
+//   distlock_fault_worker hold-fenced URI NAME WATCHDOG_MS DATA_KEY HISTORY
+//     Takes the fenced lock NAME (thread-owned, watchdog lease) and prints
+//     "acquired token=T". Then waits for SIGUSR1, as a holder stalled in its
+//     critical section would (the test pauses it with SIGSTOP meanwhile), and
+//     on it makes the write it was about to make: fenced_set(DATA_KEY, ...,
+//     T). It then waits (at most 10 s) for the lease's stop_token, unlocks,
+//     records its hold in the history file HISTORY and prints
+//     "result written=0|1 write_error=E stop=0|1 valid=0|1 unlock=E".
+//
+//   distlock_fault_worker history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS
+//                         COMMAND_TIMEOUT_MS DURATION_MS
+//     THREADS threads take the fenced locks "mx:0".."mx:<NAMES-1>" at random
+//     until DURATION_MS has passed (0: no limit) or SIGUSR1 arrives. Even
+//     threads hold them thread-owned (lock / unlock), odd ones as a Lease.
+//     Inside, each does a non-atomic increment of "counter:<name>" (GET, then
+//     SET n+1) and records the hold (enter, exit, token, end of the lease's
+//     believed validity) in HISTORY. Errors (timeouts while the server is
+//     paused, ...) are counted, never fatal. Prints "done ops=N errors=E
+//     lost=L increments=I" where increments counts GET+SET pairs that both
+//     succeeded.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "distlock/distlock.hpp"
+#include "distlock/fencing.hpp"
+#include "support/history.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using distlock::test::HoldRecord;
+using distlock::test::steady_now_ns;
+
+std::string code_name(const std::error_code& ec) {
+  if (!ec) return "none";
+  std::string text = ec.message();
+  std::replace(text.begin(), text.end(), ' ', '_');
+  return text;
+}
+
+// Blocks SIGUSR1 in this thread and every thread started after, so sigwait()
+// receives it.
+sigset_t block_sigusr1() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+distlock::ClientOptions worker_options(const std::string& uri,
+                                       long watchdog_ms,
+                                       long command_timeout_ms,
+                                       const std::string& name) {
+  distlock::ClientOptions o = distlock::ClientOptions::from_uri(uri);
+  o.watchdog_timeout = std::chrono::milliseconds(watchdog_ms);
+  if (command_timeout_ms > 0) o.command_timeout = std::chrono::milliseconds(command_timeout_ms);
+  o.reconnect_min_delay = 10ms;
+  o.reconnect_max_delay = 100ms;
+  o.client_name = name;
+  return o;
+}
+
+// Records when a stop_token is requested (0 while it is not).
+class LossClock {
+ public:
+  explicit LossClock(std::stop_token token)
+      : callback_(std::move(token), [this] {
+          lost_at_.store(steady_now_ns());
+          std::lock_guard lock(mutex_);
+          fired_ = true;
+          cv_.notify_all();
+        }) {}
+
+  std::int64_t lost_at() const { return lost_at_.load(); }
+  bool wait(std::chrono::milliseconds bound) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, bound, [this] { return fired_; });
+  }
+
+ private:
+  std::atomic<std::int64_t> lost_at_{0};
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool fired_ = false;
+  std::stop_callback<std::function<void()>> callback_;
+};
+
+// The end of the time a holder believed its lease valid, read as it leaves:
+// its deadline (which only moves later while the lease is renewed), or the
+// moment the loss was signalled if that came first. A loss requested but not
+// yet signalled happened before now, so now bounds it (later than the truth,
+// never hiding an overlap).
+std::int64_t believed_until(std::chrono::steady_clock::time_point deadline,
+                            const std::stop_token& stop,
+                            const LossClock& loss,
+                            std::int64_t exit_ns) {
+  std::int64_t end = distlock::test::steady_ns(deadline);
+  if (stop.stop_requested()) {
+    const std::int64_t lost = loss.lost_at();
+    end = std::min(end, lost != 0 ? lost : exit_ns);
+  }
+  return end;
+}
+
+int hold_fenced(const std::vector<std::string>& args) {
+  if (args.size() != 5) {
+    std::fprintf(stderr, "usage: hold-fenced URI NAME WATCHDOG_MS DATA_KEY HISTORY\n");
+    return 2;
+  }
+  sigset_t usr1 = block_sigusr1();
+  distlock::Client client(worker_options(args[0], std::stol(args[2]), 0, "paused-holder"));
+  distlock::Lock lock = client.fenced_lock(args[1]);
+  lock.lock();
+  HoldRecord record;
+  record.name = args[1];
+  record.process = 1;
+  record.enter_ns = steady_now_ns();
+  record.fencing_token = lock.fencing_token();
+  LossClock loss(lock.stop_token());
+  std::printf("acquired token=%llu\n",
+              static_cast<unsigned long long>(record.fencing_token.value_or(0)));
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&usr1, &signal_number);
+  // Resumed: write at once, as a holder that does not know it was stalled.
+  std::error_code write_error;
+  const bool written = distlock::fenced_set(client, args[3], "stale write from the paused holder",
+                                            record.fencing_token.value_or(0), write_error);
+  record.exit_ns = steady_now_ns();
+  const bool stopped = loss.wait(10s);
+  const bool valid = lock.lease_valid();
+  // The exact deadline, not the moment the loss was noticed: a stalled
+  // process cannot observe its deadline passing, so the notice (after
+  // SIGCONT) would overstate how long it believed itself valid.
+  record.lease_deadline_ns =
+      believed_until(lock.lease_deadline().value_or(std::chrono::steady_clock::time_point{}),
+                     lock.stop_token(), loss, record.exit_ns);
+  std::error_code unlock_error;
+  lock.unlock(unlock_error);
+  distlock::test::HistoryWriter history(args[4]);
+  history.append(record);
+  history.close();
+  std::printf("result written=%d write_error=%s stop=%d valid=%d unlock=%s\n", written ? 1 : 0,
+              code_name(write_error).c_str(), stopped ? 1 : 0, valid ? 1 : 0,
+              code_name(unlock_error).c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+struct Totals {
+  std::atomic<long> ops{0};
+  std::atomic<long> errors{0};
+  std::atomic<long> lost{0};
+  std::atomic<long> increments{0};
+};
+
+// GET then SET n+1: the non-atomic read-modify-write the lock protects.
+bool increment(distlock::Client& client, const std::string& counter) {
+  std::error_code ec;
+  const std::string_view get[] = {"GET", counter};
+  const distlock::Value v = client.command(get, ec);
+  if (ec) return false;
+  const long long n = v.is_nil() ? 0 : std::stoll(v.as_string());
+  const std::string next = std::to_string(n + 1);
+  const std::string_view set[] = {"SET", counter, next};
+  client.command(set, ec);
+  return !ec;
+}
+
+void history_thread(distlock::Client& client,
+                    distlock::test::HistoryWriter& history,
+                    int process,
+                    int thread,
+                    int names,
+                    const std::atomic<bool>& stop,
+                    Totals& totals) {
+  std::mt19937 rng(static_cast<unsigned>(process * 1000 + thread));
+  const bool thread_owned = thread % 2 == 0;
+  while (!stop.load()) {
+    const std::string name = "mx:" + std::to_string(rng() % static_cast<unsigned>(names));
+    distlock::Lock lock = client.fenced_lock(name);
+    std::error_code ec;
+    std::optional<distlock::Lease> lease;
+    if (thread_owned) {
+      lock.lock(ec);
+    } else {
+      lease = lock.try_acquire_for(std::chrono::hours(1), std::nullopt, ec);
+      if (!ec && !lease) ec = distlock::errc::timeout;
+    }
+    if (ec) {
+      ++totals.errors;
+      continue;
+    }
+    HoldRecord record;
+    record.name = name;
+    record.process = process;
+    record.thread = thread;
+    record.enter_ns = steady_now_ns();
+    record.fencing_token = thread_owned ? lock.fencing_token() : lease->fencing_token();
+    LossClock loss(thread_owned ? lock.stop_token() : lease->stop_token());
+    if (increment(client, "counter:" + name)) {
+      ++totals.increments;
+    } else {
+      ++totals.errors;
+    }
+    record.exit_ns = steady_now_ns();
+    const bool valid = thread_owned ? lock.lease_valid() : lease->valid();
+    const auto deadline =
+        thread_owned ? lock.lease_deadline().value_or(std::chrono::steady_clock::time_point{})
+                     : lease->deadline();
+    record.lease_deadline_ns = believed_until(
+        deadline, thread_owned ? lock.stop_token() : lease->stop_token(), loss, record.exit_ns);
+    if (thread_owned) {
+      lock.unlock(ec);
+    } else {
+      lease->release(ec);
+    }
+    if (ec == distlock::errc::lease_lost || !valid) ++totals.lost;
+    history.append(record);
+    ++totals.ops;
+  }
+}
+
+int history_mode(const std::vector<std::string>& args) {
+  if (args.size() != 8) {
+    std::fprintf(stderr,
+                 "usage: history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS "
+                 "COMMAND_TIMEOUT_MS DURATION_MS\n");
+    return 2;
+  }
+  sigset_t usr1 = block_sigusr1();
+  const int process = std::stoi(args[1]);
+  const int threads = std::stoi(args[2]);
+  const int names = std::stoi(args[3]);
+  const long duration_ms = std::stol(args[7]);
+  distlock::Client client(worker_options(args[0], std::stol(args[5]), std::stol(args[6]),
+                                         "worker-" + std::to_string(process)));
+  distlock::test::HistoryWriter history(args[4]);
+
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::condition_variable cv;
+  // SIGUSR1 ends the run early; a signal sent to ourselves ends the waiter
+  // when the run ends by its duration instead.
+  std::thread signals([&] {
+    int signal_number = 0;
+    sigwait(&usr1, &signal_number);
+    std::lock_guard lock(mutex);
+    stop = true;
+    cv.notify_all();
+  });
+  Totals totals;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back(
+        [&, t] { history_thread(client, history, process, t, names, stop, totals); });
+  }
+  {
+    std::unique_lock lock(mutex);
+    if (duration_ms > 0) {
+      cv.wait_for(lock, std::chrono::milliseconds(duration_ms), [&] { return stop.load(); });
+    } else {
+      cv.wait(lock, [&] { return stop.load(); });
+    }
+    stop = true;
+  }
+  for (auto& w : workers) w.join();
+  pthread_kill(signals.native_handle(), SIGUSR1);
+  signals.join();
+  history.close();
+  std::printf("done ops=%ld errors=%ld lost=%ld increments=%ld\n", totals.ops.load(),
+              totals.errors.load(), totals.lost.load(), totals.increments.load());
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s hold-fenced|history ARGS...\n", argv[0]);
+    return 2;
+  }
+  const std::string mode = argv[1];
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    if (mode == "hold-fenced") return hold_fenced(args);
+    if (mode == "history") return history_mode(args);
+    std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fault worker failed: %s\n", e.what());
+    return 1;
+  }
+}
