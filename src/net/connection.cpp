@@ -261,17 +261,7 @@ void Connection::send_handshake(std::function<void(std::error_code, std::string)
   ++outstanding_;
   write_buffer_ = std::move(payload);
   inflight_.push_front(std::move(r));
-  writing_ = true;
-  const auto gen = generation_;
-  with_stream([&](auto& stream) {
-    asio::async_write(stream, asio::buffer(write_buffer_),
-                      [self = shared_from_this(), gen](std::error_code e, std::size_t) {
-                        if (gen != self->generation_) return;
-                        self->writing_ = false;
-                        self->write_buffer_.clear();
-                        if (e) self->drop(e);
-                      });
-  });
+  start_write();
 }
 
 void Connection::became_ready(bool reconnected) {
@@ -371,7 +361,10 @@ void Connection::write_some() {
     }
     unsent_.pop_front();
   }
-  if (write_buffer_.empty()) return;
+  if (!write_buffer_.empty()) start_write();
+}
+
+void Connection::start_write() {
   writing_ = true;
   const auto gen = generation_;
   with_stream([&](auto& stream) {
@@ -381,7 +374,7 @@ void Connection::write_some() {
                         self->writing_ = false;
                         self->write_buffer_.clear();
                         if (e) return self->drop(e);
-                        self->write_some();
+                        self->write_some();  // nothing while the handshake runs
                       });
   });
 }

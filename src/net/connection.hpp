@@ -111,6 +111,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void schedule_reconnect();
   void flush();
   void write_some();
+  // Writes write_buffer_ (not empty, no write in progress).
+  void start_write();
   void read_some();
   void on_reply(Value reply);
   void arm_timer();
