@@ -37,7 +37,9 @@ Args::Args(int argc, char** argv, int first) {
   }
 }
 
-bool Args::has(std::string_view name) const { return values_.find(name) != values_.end(); }
+bool Args::has(std::string_view name) const {
+  return values_.find(name) != values_.end();
+}
 
 std::string Args::str(std::string_view name, std::string fallback) const {
   const auto it = values_.find(name);
@@ -231,6 +233,25 @@ double cpu_seconds() noexcept {
   return secs(u.ru_utime) + secs(u.ru_stime);
 }
 
+std::int64_t context_switches() noexcept {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<std::int64_t>(u.ru_nvcsw) + static_cast<std::int64_t>(u.ru_nivcsw);
+}
+
+double server_cpu_seconds(distlock::Client& client) {
+  const distlock::Value reply = client.command("INFO", "cpu");
+  std::stringstream in(reply.as_string());
+  std::string line;
+  double total = 0;
+  while (std::getline(in, line)) {
+    for (const std::string key : {"used_cpu_sys:", "used_cpu_user:"}) {
+      if (line.rfind(key, 0) == 0) total += std::stod(line.substr(key.size()));
+    }
+  }
+  return total;
+}
+
 std::string shell_quote(std::string_view word) {
   std::string out = "'";
   for (const char c : word) {
@@ -300,9 +321,9 @@ RbResult redis_benchmark(const std::string& binary,
                          double estimate_rps,
                          const std::string& extra) {
   auto command = [&](std::int64_t n) {
-    std::string c = shell_quote(binary) + " -h " + host + " -p " + std::to_string(port) +
-                    " -c " + std::to_string(clients) + " -P " + std::to_string(pipeline) +
-                    " -n " + std::to_string(n) + " --csv " + extra + " 2>/dev/null";
+    std::string c = shell_quote(binary) + " -h " + host + " -p " + std::to_string(port) + " -c " +
+                    std::to_string(clients) + " -P " + std::to_string(pipeline) + " -n " +
+                    std::to_string(n) + " --csv " + extra + " 2>/dev/null";
     return c;
   };
   // A short run sizes the real one so it lasts about `seconds`.
@@ -313,6 +334,8 @@ RbResult redis_benchmark(const std::string& binary,
   return run_once(command(n), n);
 }
 
-void emit(const JsonLine& line) { std::cout << line.str() << std::endl; }
+void emit(const JsonLine& line) {
+  std::cout << line.str() << std::endl;
+}
 
 }  // namespace distlock_bench

@@ -42,7 +42,9 @@ class Args {
 class JsonLine {
  public:
   JsonLine& add(std::string_view key, std::string_view value);
-  JsonLine& add(std::string_view key, const char* value) { return add(key, std::string_view(value)); }
+  JsonLine& add(std::string_view key, const char* value) {
+    return add(key, std::string_view(value));
+  }
   JsonLine& add(std::string_view key, double value);
   JsonLine& add(std::string_view key, std::int64_t value);
   JsonLine& add(std::string_view key, int value) { return add(key, std::int64_t{value}); }
@@ -92,6 +94,10 @@ std::string read_file(const std::string& path);
 
 // User + system CPU seconds of this process so far.
 double cpu_seconds() noexcept;
+// Voluntary + involuntary context switches of this process's threads so far.
+std::int64_t context_switches() noexcept;
+// User + system CPU seconds the server has used so far (INFO cpu).
+double server_cpu_seconds(distlock::Client& client);
 
 // One redis-benchmark run (with --csv). ok is false when it failed.
 struct RbResult {

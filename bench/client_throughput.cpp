@@ -98,15 +98,16 @@ int main(int argc, char** argv) {
     distlock::Client client("redis://" + host + ":" + std::to_string(port));
     const std::string sha = client.command("SCRIPT", "LOAD", kCompareAndDelete).as_string();
 
-    std::fprintf(stderr, "%-8s %7s %12s %12s %12s %8s %8s\n", "op", "threads", "distlock/s",
-                 "rb/s", "rb -P16/s", "ratio", "ratioP16");
+    std::fprintf(stderr, "%-8s %7s %12s %12s %12s %8s %8s\n", "op", "threads", "distlock/s", "rb/s",
+                 "rb -P16/s", "ratio", "ratioP16");
     for (const std::string op : {"ping", "evalsha"}) {
       for (const int t : thread_counts) {
         const Case c{op, t};
         const double ours = run_distlock(client, c, sha, seconds, cap);
-        const std::string extra =
-            op == "ping" ? std::string("-t ping")
-                         : "-r 100000 EVALSHA " + sha + " 1 " + db::shell_quote("bench:cad:__rand_int__") + " v";
+        const std::string extra = op == "ping"
+                                      ? std::string("-t ping")
+                                      : "-r 100000 EVALSHA " + sha + " 1 " +
+                                            db::shell_quote("bench:cad:__rand_int__") + " v";
         const db::RbResult plain = db::redis_benchmark(rb, host, port, t, 1, seconds, ours, extra);
         const db::RbResult piped =
             db::redis_benchmark(rb, host, port, t, 16, seconds, ours * 4, extra);

@@ -165,11 +165,11 @@ void run_contended(const Config& config,
   for (int p = 0; p < procs; ++p) {
     files.push_back("/tmp/distlock-bench-" + std::to_string(getpid()) + "-" + std::to_string(p) +
                     ".rec");
-    pids.push_back(spawn(exe, {"contended-child", "--host", config.host, "--port",
-                               std::to_string(config.port), "--name", name, "--counter", counter,
-                               "--threads", std::to_string(threads), "--proc", std::to_string(p),
-                               "--start-at", std::to_string(start_at), "--seconds",
-                               std::to_string(config.seconds), "--out", files.back()}));
+    pids.push_back(
+        spawn(exe, {"contended-child", "--host", config.host, "--port", std::to_string(config.port),
+                    "--name", name, "--counter", counter, "--threads", std::to_string(threads),
+                    "--proc", std::to_string(p), "--start-at", std::to_string(start_at),
+                    "--seconds", std::to_string(config.seconds), "--out", files.back()}));
   }
   const bool children_ok =
       wait_children(pids, start_at + static_cast<std::int64_t>((config.seconds + 60) * 1e9));

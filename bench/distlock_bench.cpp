@@ -35,11 +35,8 @@ struct ThreadResult {
 
 // Runs `threads` threads, each doing lock()+unlock() on its own name until the
 // deadline. Returns the per-thread samples.
-std::vector<ThreadResult> pairs(distlock::Client& client,
-                                int threads,
-                                bool fenced,
-                                double seconds,
-                                const std::string& prefix) {
+std::vector<ThreadResult> pairs(
+    distlock::Client& client, int threads, bool fenced, double seconds, const std::string& prefix) {
   std::vector<ThreadResult> results(static_cast<std::size_t>(threads));
   std::atomic<bool> go{false};
   std::int64_t deadline = 0;
@@ -104,8 +101,7 @@ void run_ping(const Config& config) {
   distlock::Client client(config.uri());
   const Latency l = ping_latency(client, config.seconds);
   JsonLine line;
-  line.add("scenario", "ping").add("lib", "distlock").add("threads", 1).add("samples",
-                                                                            l.samples);
+  line.add("scenario", "ping").add("lib", "distlock").add("threads", 1).add("samples", l.samples);
   add_latency(line, "rtt", l);
   emit(line);
 }
@@ -119,12 +115,18 @@ void run_uncontended(const Config& config, const std::vector<int>& threads, bool
     std::cerr << "distlock-bench: uncontended " << lib << " " << t << " threads\n";
     Latency ping;
     if (t == 1) ping = ping_latency(client, config.seconds / 2);
-    const std::string prefix = "bench:u:" + std::to_string(getpid()) + ":" + lib + ":" +
-                               std::to_string(t) + ":";
+    const std::string prefix =
+        "bench:u:" + std::to_string(getpid()) + ":" + lib + ":" + std::to_string(t) + ":";
     const auto before = command_calls(stats);
+    const double server_cpu0 = server_cpu_seconds(stats);
+    const double cpu0 = cpu_seconds();
+    const std::int64_t switches0 = context_switches();
     const std::int64_t start = now_ns();
     auto results = pairs(client, t, fenced, config.seconds, prefix);
     const double elapsed = static_cast<double>(now_ns() - start) / 1e9;
+    const double cpu = cpu_seconds() - cpu0;
+    const auto switches = static_cast<double>(context_switches() - switches0);
+    const double server_cpu = server_cpu_seconds(stats) - server_cpu0;
     const auto calls = delta(before, command_calls(stats));
     std::vector<std::int64_t> acquire;
     std::vector<std::int64_t> release;
@@ -150,6 +152,11 @@ void run_uncontended(const Config& config, const std::vector<int>& threads, bool
         .add("evalsha_per_pair", count("evalsha") / n)
         .add("eval_per_pair", count("eval") / n)
         .add_raw("client_commands", commands_json(calls, inside_lua))
+        .add("client_cpu_pct", 100 * cpu / elapsed)
+        .add("server_cpu_pct", 100 * server_cpu / elapsed)
+        .add("client_cpu_us_per_pair", 1e6 * cpu / n)
+        .add("server_cpu_us_per_pair", 1e6 * server_cpu / n)
+        .add("context_switches_per_pair", switches / n)
         .add("failed", failed);
     add_latency(line, "acquire", summarize(acquire));
     add_latency(line, "release", summarize(release));
@@ -186,6 +193,10 @@ void run_watchdog(const Config& config, int leases, int watchdog_ms) {
     }
     for (auto& th : pool) th.join();
   }
+  // Steady state: the first renewal round also loads the renew script
+  // (NOSCRIPT, then EVAL), a once-per-server cost kept out of the window.
+  const auto warmup = std::chrono::milliseconds(watchdog_ms / 3 + 300);
+  std::this_thread::sleep_for(warmup);
   std::cerr << "distlock-bench: watchdog: holding for " << config.seconds << " s\n";
   const auto before = command_calls(stats);
   const double cpu0 = cpu_seconds();
@@ -205,14 +216,14 @@ void run_watchdog(const Config& config, int leases, int watchdog_ms) {
   const double script_calls = count("evalsha") + count("eval");
   // renew.lua calls PEXPIRE once per lease it renews.
   const double renewals = count("pexpire");
-  const double ttl_left = static_cast<double>(
-      stats.command("PTTL", prefix + "0").as_integer());
+  const double ttl_left = static_cast<double>(stats.command("PTTL", prefix + "0").as_integer());
   for (auto& v : held) v.clear();  // releases every lease
   JsonLine line;
   line.add("scenario", "watchdog")
       .add("lib", "distlock")
       .add("leases", leases)
       .add("watchdog_timeout_ms", watchdog_ms)
+      .add("warmup_ms", static_cast<std::int64_t>(warmup.count()))
       .add("seconds", wall)
       .add("script_calls", script_calls)
       .add("script_calls_per_s", script_calls / wall)

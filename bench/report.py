@@ -14,6 +14,13 @@ import sys
 
 PEERS = ["redlock", "semaphore", "python"]
 LIBS = ["distlock", "distlock-fenced"] + PEERS
+SHORT = {
+    "distlock": "distlock",
+    "distlock-fenced": "distlock fenced",
+    "redlock": "redlock",
+    "semaphore": "redis-semaphore",
+    "python": "redis-py Lock",
+}
 NAMES = {
     "distlock": "distlock",
     "distlock-fenced": "distlock fenced",
@@ -40,9 +47,83 @@ def ratio(a, b):
     return f"{a / b:.2f}×"
 
 
+KEY_FIELDS = ("bench", "scenario", "lib", "threads", "op", "clients", "pipeline")
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def merge_rounds(lines):
+    """One line per case: numeric fields are the median over rounds."""
+    groups = {}
+    for line in lines:
+        groups.setdefault(tuple(line.get(k) for k in KEY_FIELDS), []).append(line)
+    merged = []
+    for group in groups.values():
+        out = dict(group[0])
+        for k, v in group[0].items():
+            if k in KEY_FIELDS or isinstance(v, bool) or not isinstance(v, (int, float)):
+                continue
+            vals = [g[k] for g in group if isinstance(g.get(k), (int, float))]
+            m = median(vals)
+            out[k] = round(m) if all(isinstance(x, int) for x in vals) else m
+        out["rounds"] = len(group)
+        if "pairs_per_s" in out:
+            out["pairs_per_s_rounds"] = [g["pairs_per_s"] for g in group]
+        if "rps" in out:
+            out["rps_rounds"] = [g["rps"] for g in group]
+        out.pop("round", None)
+        merged.append(out)
+    return merged
+
+
 class Run:
     def __init__(self, lines):
-        self.lines = lines
+        # Lines without a round tag: the k-th run of a case belongs to round k.
+        seen = {}
+        for line in lines:
+            if line.get("scenario") == "uncontended" and not line.get("round"):
+                key = (line.get("lib"), line.get("threads"))
+                seen[key] = seen.get(key, 0) + 1
+                line["round"] = seen[key]
+        self.raw = lines
+        self.lines = merge_rounds(lines)
+
+    def round_ratio(self, lib, threads, against):
+        """Median over rounds of pairs/s divided by the same round's reference:
+        against="limit16" / "limit1" (server pair limit) or "peer" (best peer)."""
+        ratios = []
+        rounds = sorted({l.get("round") for l in self.raw if l.get("scenario") == "uncontended"
+                         and l.get("round")})
+        for r in rounds:
+            def pairs(name):
+                for l in self.raw:
+                    if (l.get("scenario"), l.get("lib"), l.get("threads"), l.get("round")) == (
+                            "uncontended", name, threads, r):
+                        return l["pairs_per_s"]
+                return None
+
+            def limit(op, pipeline):
+                for l in self.raw:
+                    if (l.get("scenario"), l.get("op"), l.get("clients"), l.get("pipeline"),
+                            l.get("round")) == ("server_limit", op, 64, pipeline, r):
+                        return l["rps"]
+                return None
+
+            mine = pairs(lib)
+            if against == "peer":
+                peers = [v for v in (pairs(p) for p in PEERS) if v]
+                ref = max(peers) if peers else None
+            else:
+                p = 16 if against == "limit16" else 1
+                a, b = limit("acquire", p), limit("release", p)
+                ref = 1 / (1 / a + 1 / b) if a and b else None
+            if mine and ref:
+                ratios.append(mine / ref)
+        return median(ratios) if ratios else None
 
     def find(self, **kw):
         for line in self.lines:
@@ -85,19 +166,31 @@ def goals_table(run):
     def row(goal, measured, target, met):
         rows.append(f"| {goal} | {measured} | {target} | {'yes' if met else '**no**'} |")
 
-    if u64 and best:
-        row("uncontended 64-thread pairs/s vs fastest peer", f"{u64 / best:.2f}× ({NAMES[who]})",
-            "≥ 2×", u64 >= 2 * best)
-    if u64 and limit:
+    vs_peer = run.round_ratio("distlock", 64, "peer")
+    vs_limit = run.round_ratio("distlock", 64, "limit16")
+    if vs_peer is None and u64 and best:
+        vs_peer = u64 / best
+    if vs_limit is None and u64 and limit:
+        vs_limit = u64 / limit
+    if vs_peer is not None:
+        row("uncontended 64-thread pairs/s vs fastest peer", f"{vs_peer:.2f}× (median "
+            f"fastest: {NAMES[who]})", "≥ 2×", vs_peer >= 2)
+    if vs_limit is not None:
         row("uncontended 64-thread pairs/s vs server limit (our 2 scripts, -P 16)",
-            f"{u64 / limit:.2f}×", "≥ 0.8×", u64 >= 0.8 * limit)
-    if p50 and ping:
-        row("acquire p50 at 1 thread vs same Client's PING p50", f"{p50 / ping:.2f}×", "≤ 1.2×",
-            p50 <= 1.2 * ping)
+            f"{vs_limit:.2f}×", "≥ 0.8×", vs_limit >= 0.8)
+    over_ping = run.uncontended("distlock", 1, "acquire_p50_over_ping_p50")
+    if over_ping is None and p50 and ping:
+        over_ping = p50 / ping
+    if over_ping is not None:
+        row("acquire p50 at 1 thread vs same Client's PING p50", f"{over_ping:.2f}×", "≤ 1.2×",
+            over_ping <= 1.2)
     if rt is not None:
         row("round trips per uncontended pair", f"{rt:.3f}", "2.00", abs(rt - 2) < 0.005)
+    ping_line = run.find(scenario="ping", lib="distlock")
     if c:
-        row("contended handoff p99", f"{c['handoff_p99_us'] / 1000:.2f} ms", "≤ 2 ms",
+        ref = (f" (PING p99 of one Client in this run: {ping_line['rtt_p99_us'] / 1000:.2f} ms)"
+               if ping_line else "")
+        row("contended handoff p99", f"{c['handoff_p99_us'] / 1000:.2f} ms{ref}", "≤ 2 ms",
             c["handoff_p99_us"] <= 2000)
         row("contended worst wait", f"{c['wait_max_us'] / 1000:.1f} ms", "≤ 100 ms",
             c["wait_max_us"] <= 100000)
@@ -111,20 +204,29 @@ def goals_table(run):
 
 def uncontended_table(run):
     rows = ["| library | threads | pairs/s | × server limit -P 16 | × server limit no pipeline "
-            "| × best peer | acquire p50 µs | p99 µs | p99.9 µs | round trips/pair |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+            "| × best peer | acquire p50 µs | p99 µs | p99.9 µs | round trips/pair "
+            "| CPU µs/pair client, server | CPU % of a core client, server "
+            "| client context switches/pair |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for lib in LIBS:
         for t in THREADS:
             line = run.find(scenario="uncontended", lib=lib, threads=t)
             if not line:
                 continue
-            best, who = run.best_peer(lambda p: run.uncontended(p, t))
             v = line["pairs_per_s"]
+
+            def rr(against):
+                r = run.round_ratio(lib, t, against)
+                return "—" if r is None else f"{r:.2f}×"
+
             rows.append(
-                f"| {NAMES[lib]} | {t} | {fmt(v)} | {ratio(v, run.pair_limit(16))} | "
-                f"{ratio(v, run.pair_limit(1))} | {ratio(v, best)} | {fmt(line['acquire_p50_us'])} | "
+                f"| {NAMES[lib]} | {t} | {fmt(v)} | {rr('limit16')} | "
+                f"{rr('limit1')} | {rr('peer')} | {fmt(line['acquire_p50_us'])} | "
                 f"{fmt(line['acquire_p99_us'])} | {fmt(line['acquire_p999_us'])} | "
-                f"{fmt(line['round_trips_per_pair'], 3)} |")
+                f"{fmt(line['round_trips_per_pair'], 3)} | "
+                f"{fmt(line.get('client_cpu_us_per_pair'))}, {fmt(line.get('server_cpu_us_per_pair'))} | "
+                f"{fmt(line.get('client_cpu_pct'))}, {fmt(line.get('server_cpu_pct'))} | "
+                f"{fmt(line.get('context_switches_per_pair'), 1)} |")
     return rows
 
 
@@ -142,6 +244,11 @@ def contended_table(run):
             f"{fmt(c['handoff_p50_us'])} | {fmt(c['handoff_p99_us'])} | {fmt(c['handoff_max_us'])} | "
             f"{fmt(c['wait_max_us'] / 1000, 1)} | {fmt(c['barging_share'], 2)} | "
             f"{fmt(c['jain_fairness'], 3)} | {fmt(c.get('counter_exact'))} |")
+    ping = run.find(scenario="ping", lib="distlock")
+    if ping:
+        rows.append(f"| *reference: one distlock Client's PING round trip, 1 thread* | | | "
+                    f"{fmt(ping['rtt_p50_us'])} | {fmt(ping['rtt_p99_us'])} | {fmt(ping['rtt_max_us'])} "
+                    "| | | | |")
     return rows
 
 
@@ -170,6 +277,20 @@ def limits_table(run):
     return rows
 
 
+def client_goals(run):
+    rows = ["| goal | measured | target | met |", "|---|---|---|---|"]
+    for op in ("ping", "evalsha"):
+        line = run.find(bench="client_throughput", op=op, threads=64)
+        if not line:
+            continue
+        r1, r16 = line["ratio_to_redis_benchmark"], line["ratio_to_redis_benchmark_p16"]
+        rows.append(f"| {op}, 64 threads on one Client vs redis-benchmark -c 64 | {r1:.2f}× | ≥ 1× "
+                    f"| {'yes' if r1 >= 1 else '**no**'} |")
+        rows.append(f"| {op}, 64 threads on one Client vs redis-benchmark -c 64 -P 16 | {r16:.2f}× "
+                    f"| ≥ 0.5× | {'yes' if r16 >= 0.5 else '**no**'} |")
+    return rows
+
+
 def client_table(run):
     rows = ["| op | threads | one distlock Client ops/s | redis-benchmark same -c | ratio "
             "| redis-benchmark -P 16 | ratio |", "|---|---|---|---|---|---|---|"]
@@ -189,15 +310,17 @@ def charts(run, out):
         f.write("# threads " + " ".join(LIBS) + "\n")
         for t in THREADS:
             f.write(f"{t} " + " ".join(str(run.uncontended(l, t) or "NaN") for l in LIBS) + "\n")
-        f.write("\n\n# library p50 p99 p99.9 max (ms)\n")
+        f.write("\n\n# library p50 p99 p99.9 max (ms), worst wait (ms)\n")
         for lib in ["distlock"] + PEERS:
             c = run.find(scenario="contended", lib=lib)
             if c:
-                f.write(f"\"{NAMES[lib]}\" " + " ".join(
-                    str(c[f"handoff_{k}_us"] / 1000) for k in ("p50", "p99", "p999", "max")) + "\n")
+                f.write(f"\"{SHORT[lib]}\" " + " ".join(
+                    str(c[f"handoff_{k}_us"] / 1000) for k in ("p50", "p99", "p999", "max"))
+                        + f" {c['wait_max_us'] / 1000}\n")
     limit16, limit1 = run.pair_limit(16) or 0, run.pair_limit(1) or 0
+    top = max([limit16, limit1] + [run.uncontended(l, t) or 0 for l in LIBS for t in THREADS]) * 1.12
     plot_lines = ", ".join(
-        f"'{dat}' index 0 using 1:{i + 2} with linespoints lw 2 pt 7 title '{NAMES[l]}'"
+        f"'{dat}' index 0 using 1:{i + 2} with linespoints lw 2 pt 7 title '{SHORT[l]}'"
         for i, l in enumerate(LIBS))
     script = f"""
 set terminal pngcairo size 960,600 font 'sans,11'
@@ -208,16 +331,16 @@ set ylabel 'pairs per second'
 set logscale x 2
 set xtics (1, 16, 64)
 set xrange [0.8:80]
-set yrange [0:*]
+set yrange [0:{top}]
 set grid
-set key outside right top
+set key outside right top vertical Left reverse samplen 2 width -3
 plot {plot_lines}, \\
   {limit16} with lines dt 2 lc rgb 'black' title 'server limit, -P 16', \\
   {limit1} with lines dt 3 lc rgb 'gray40' title 'server limit, no pipeline'
 reset
 set terminal pngcairo size 960,600 font 'sans,11'
 set output '{out}-handoff.png'
-set title 'Contended handoff latency, unlock -> next lock() returns (2 processes x 8 threads)'
+set title 'Contended: handoff latency (unlock -> next lock() returns) and worst wait, 2 processes x 8 threads'
 set ylabel 'milliseconds (log scale)'
 set logscale y
 set style data histograms
@@ -225,10 +348,11 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
 set grid ytics
-set key outside right top
+set key outside bottom center horizontal
 set xtics nomirror
 plot '{dat}' index 1 using 2:xtic(1) title 'p50', '' index 1 using 3 title 'p99', \\
-  '' index 1 using 4 title 'p99.9', '' index 1 using 5 title 'max'
+  '' index 1 using 4 title 'p99.9', '' index 1 using 5 title 'max', \\
+  '' index 1 using 6 title 'worst wait (lock() call to return)' lc rgb 'gray60'
 """
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
     os.remove(dat)
@@ -250,18 +374,30 @@ def main():
     run = Run(lines)
     facts = json.loads(a.facts)
     with open(a.out + ".json", "w") as f:
-        json.dump({"command": a.command, "machine": facts, "results": lines}, f, indent=1)
+        json.dump({"command": a.command, "machine": facts,
+                   "note": "results: medians over rounds; raw: every line as measured",
+                   "results": run.lines, "raw": lines}, f, indent=1)
     base = os.path.basename(a.out)
     md = [f"# distlock benchmark: {base}", "",
           f"Command: `{a.command}`. Machine: {facts['cpu_model']}, {facts['cores']} cores, "
-          f"{facts['redis_server']}; {facts['pinning']}.", "",
-          "## Goals (issue 4)", ""] + goals_table(run) + [
-          "", "## Uncontended (distinct name per thread, one client)", ""] + uncontended_table(run) + [
-          "", "## Contended (2 processes x 8 threads, one name)", ""] + contended_table(run) + [
-          "", "## Watchdog (10,000 leases, 3 s lease)", ""] + watchdog_table(run) + [
-          "", "## Server limit (same server, same run)", ""] + limits_table(run) + [
-          "", "## One Client vs redis-benchmark (issue 2)", ""] + client_table(run) + [
-          "", f"![throughput]({base}-throughput.png)", "", f"![handoff]({base}-handoff.png)", ""]
+          f"{facts['redis_server']}; {facts['pinning']}. Load average (1, 5, 15 min) at start "
+          f"{facts.get('load_average_at_start', '?')}, at end {facts.get('load_average_at_end', '?')}"
+          " (anything above 0 is other work sharing the machine).", "",
+          "Uncontended figures and server limits are medians over "
+          f"{max([l.get('rounds', 1) for l in run.lines] + [1])} rounds; in each round every "
+          "library runs once, one after the other, right after the server limit is measured. "
+          "Each ratio is taken within a round and the median of those ratios is shown."]
+    sections = [
+        ("Goals (issue 4)", goals_table(run)),
+        ("Uncontended (distinct name per thread, one client)", uncontended_table(run)),
+        ("Contended (2 processes x 8 threads, one name)", contended_table(run)),
+        ("Watchdog (10,000 leases, 3 s lease)", watchdog_table(run)),
+        ("Server limit (same server, same run)", limits_table(run)),
+        ("One Client vs redis-benchmark (issue 2)", client_goals(run) + [""] + client_table(run)),
+    ]
+    for title, rows in sections:
+        md += ["", f"## {title}", ""] + rows
+    md += ["", f"![throughput]({base}-throughput.png)", "", f"![handoff]({base}-handoff.png)", ""]
     with open(a.out + ".md", "w") as f:
         f.write("\n".join(md))
     charts(run, a.out)

@@ -2,7 +2,7 @@
 # Measures distlock against the server's own limit and against peer lock
 # libraries, side by side, in one run against one redis-server it starts.
 #
-#   scripts/bench.sh            full run (about 6 minutes)
+#   scripts/bench.sh            full run (about 10 minutes)
 #   scripts/bench.sh --quick    short run (under 3 minutes once built)
 #
 # Writes bench/results/<UTC-date>[-quick].json (every figure and the machine
@@ -24,9 +24,9 @@ case "${1:-}" in
 esac
 
 if [[ $quick -eq 1 ]]; then
-  rb_s=1 unc_s=1.5 cont_s=4 wd_s=5 ct_s=1
+  rounds=1 rb_s=1 unc_s=1 cont_s=3 wd_s=4 ct_s=1 ct_threads=1,64
 else
-  rb_s=3 unc_s=5 cont_s=10 wd_s=15 ct_s=3
+  rounds=3 rb_s=2 unc_s=3 cont_s=10 wd_s=15 ct_s=3 ct_threads=1,16,64
 fi
 py=/usr/bin/python3  # Debian's python, where python3-redis is installed
 
@@ -55,10 +55,7 @@ fi
 
 # --- Build -------------------------------------------------------------------
 build="$root/build-bench"
-# -Wno-error=restrict: GCC 12 at -O3 reports a false -Wrestrict inside
-# std::string's operator+ (src/net/uri.cpp); it stays a warning here.
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CXX_FLAGS=-Wno-error=restrict >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C "$build" -j "$(nproc)" distlock-bench client_throughput >/dev/null
 dlb="$build/bench/distlock-bench"
 ct="$build/bench/client_throughput"
@@ -91,13 +88,18 @@ done
 redis-cli -p "$port" ping >/dev/null
 cli() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }
 
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 date_utc=$(date -u +%Y-%m-%d)
 name=$date_utc$([[ $quick -eq 1 ]] && echo -quick || true)
 mkdir -p bench/results
 raw="bench/results/$name.jsonl.tmp"
 : >"$raw"
 log() { echo "bench: $*" >&2; }
-run() { "${client_pin[@]}" "$@" | tee -a "$raw"; }
+round=0
+# Runs a client on the client CPUs; its JSON lines are tagged with the round.
+run() {
+  "${client_pin[@]}" "$@" | sed -E "/^\{/ s/\}[[:space:]]*\$/, \"round\": $round}/" | tee -a "$raw"
+}
 
 # --- 1. The server's limit -----------------------------------------------------
 # redis-benchmark, sized to run about rb_s seconds after a short calibration.
@@ -109,75 +111,99 @@ rb() {
   out=$("${client_pin[@]}" redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -P "$pipeline" \
     -n "$n" --csv "$@" | tail -n 1)
   rps=$(echo "$out" | awk -F'","' '{print $2}')
-  echo "$out" | awk -F'","' -v l="$label" -v c="$clients" -v p="$pipeline" -v n="$n" \
-    '{printf "{\"scenario\":\"server_limit\",\"op\":\"%s\",\"clients\":%d,\"pipeline\":%d,\"requests\":%d,\"rps\":%s,\"p50_ms\":%s,\"p99_ms\":%s}\n", l, c, p, n, $2, $5, $7}'
+  echo "$out" | awk -F'","' -v l="$label" -v c="$clients" -v p="$pipeline" -v n="$n" -v r="$round" \
+    '{printf "{\"scenario\":\"server_limit\",\"op\":\"%s\",\"clients\":%d,\"pipeline\":%d,\"requests\":%d,\"rps\":%s,\"p50_ms\":%s,\"p99_ms\":%s,\"round\":%d}\n", l, c, p, n, $2, $5, $7, r}'
   RB_RPS=${rps%.*}
 }
 rb_sized() {  # label clients pipeline args...: calibrate, then the real run
   local label=$1 clients=$2 pipeline=$3
   shift 3
-  rb "$label" "$clients" "$pipeline" 20000 "$@" >/dev/null
+  local cal=$((200 * clients * pipeline))
+  cal=$((cal < 1000 ? 1000 : cal > 50000 ? 50000 : cal))
+  rb "$label" "$clients" "$pipeline" "$cal" "$@" >/dev/null
   rb "$label" "$clients" "$pipeline" $((RB_RPS * ${rb_s%.*} + 1000)) "$@" | tee -a "$raw"
 }
-log "server limits (redis-benchmark)"
 owner="bench-owner:1"
-acq_sha=$(cli script load "$(cat src/script/lua/acquire.lua)")
-rel_sha=$(cli script load "$(cat src/script/lua/release.lua)")
-rb_sized ping 1 1 -t ping
-rb_sized ping 64 1 -t ping
-rb_sized ping 64 16 -t ping
-for p in 1 16; do
-  # Acquire on fresh random names: the EXISTS, HINCRBY, PEXPIRE path.
-  rb_sized acquire 64 $p -r 1000000000 EVALSHA "$acq_sha" 1 'rb:acq:{__rand_int__}' 30000 "$owner"
-  # Release on held names: prepopulate 4x as many holds as requests, so most
-  # releases take the real HGET, DEL, PUBLISH path (the rest find no hold).
-  n=$((RB_RPS * ${rb_s%.*} + 1000))
-  keys=$((n * 4))
-  for ((lo = 0; lo < keys; lo += 200000)); do
-    hi=$((lo + 200000 < keys ? lo + 200000 : keys))
-    cli eval "for i=tonumber(ARGV[1]),tonumber(ARGV[2])-1 do redis.call('hset', string.format('rb:rel:{%012d}', i), ARGV[3], 1) end return 1" \
-      0 "$lo" "$hi" "$owner" >/dev/null
+server_limits() {
+  log "round $round: server limits (redis-benchmark)"
+  local acq_sha rel_sha p n keys lo hi before after
+  acq_sha=$(cli script load "$(cat src/script/lua/acquire.lua)")
+  rel_sha=$(cli script load "$(cat src/script/lua/release.lua)")
+  rb_sized ping 1 1 -t ping
+  rb_sized ping 64 1 -t ping
+  rb_sized ping 64 16 -t ping
+  for p in 1 16; do
+    # Acquire on fresh random names: the EXISTS, HINCRBY, PEXPIRE path.
+    rb_sized acquire 64 $p -r 1000000000 EVALSHA "$acq_sha" 1 'rb:acq:{__rand_int__}' 30000 "$owner"
+    # Release on held names: prepopulate 4x as many holds as requests, so most
+    # releases take the real HGET, DEL, PUBLISH path (the rest find no hold).
+    n=$((RB_RPS * ${rb_s%.*} + 1000))
+    keys=$((n * 4))
+    for ((lo = 0; lo < keys; lo += 200000)); do
+      hi=$((lo + 200000 < keys ? lo + 200000 : keys))
+      cli eval "for i=tonumber(ARGV[1]),tonumber(ARGV[2])-1 do redis.call('hset', string.format('rb:rel:{%012d}', i), ARGV[3], 1) end return 1" \
+        0 "$lo" "$hi" "$owner" >/dev/null
+    done
+    before=$(cli info commandstats | awk -F'[:=,]' '/^cmdstat_del:/{print $3}')
+    rb release 64 $p "$n" -r "$keys" EVALSHA "$rel_sha" 1 'rb:rel:{__rand_int__}' 30000 "$owner" 1 \
+      'redisson_lock__channel:{rb:rel:__rand_int__}' 0 >"$work/rel.json"
+    after=$(cli info commandstats | awk -F'[:=,]' '/^cmdstat_del:/{print $3}')
+    $py -c 'import json,sys; d=json.load(open(sys.argv[1])); d["full_path_share"]=(int(sys.argv[3])-int(sys.argv[2] or 0))/d["requests"]; print(json.dumps(d))' \
+      "$work/rel.json" "${before:-0}" "${after:-0}" | tee -a "$raw"
+    cli flushall >/dev/null
   done
-  before=$(cli info commandstats | awk -F'[:=,]' '/^cmdstat_del:/{print $3}')
-  rb release 64 $p "$n" -r "$keys" EVALSHA "$rel_sha" 1 'rb:rel:{__rand_int__}' 30000 "$owner" 1 \
-    'redisson_lock__channel:{rb:rel:__rand_int__}' 0 >"$work/rel.json"
-  after=$(cli info commandstats | awk -F'[:=,]' '/^cmdstat_del:/{print $3}')
-  $py -c 'import json,sys; d=json.load(open(sys.argv[1])); d["full_path_share"]=(int(sys.argv[3])-int(sys.argv[2] or 0))/d["requests"]; print(json.dumps(d))' \
-    "$work/rel.json" "${before:-0}" "${after:-0}" | tee -a "$raw"
+}
+
+# --- 2. Uncontended, every library, in rounds ----------------------------------
+# Other work on the machine comes and goes; running the libraries one after
+# the other in each round and taking medians over rounds keeps the ratios fair.
+uncontended_round() {
+  log "round $round: distlock"
+  run "$dlb" uncontended --port "$port" --seconds "$unc_s" --threads 1,16,64
+  run "$dlb" uncontended --port "$port" --seconds "$unc_s" --threads 1,16,64 --fenced
+  for lib in redlock semaphore; do
+    log "round $round: node $lib"
+    run node bench/peers/node_bench.js uncontended --lib "$lib" --port "$port" --seconds "$unc_s"
+  done
+  log "round $round: python redis Lock"
+  run $py bench/peers/python_bench.py uncontended --port "$port" --seconds "$unc_s"
   cli flushall >/dev/null
+}
+for ((round = 1; round <= rounds; round++)); do
+  server_limits
+  uncontended_round
 done
+round=0
 
-# --- 2. distlock -------------------------------------------------------------
-log "distlock-bench"
+# --- 3. PING, contended, watchdog, one Client -----------------------------------
+# The same Client's PING round trip, just before the contended runs: their
+# handoff latency is a few round trips and is read against it.
+log "PING round trip of one Client"
 run "$dlb" ping --port "$port" --seconds "$unc_s"
-run "$dlb" uncontended --port "$port" --seconds "$unc_s" --threads 1,16,64
-run "$dlb" uncontended --port "$port" --seconds "$unc_s" --threads 1,16,64 --fenced
+log "contended: distlock"
 run "$dlb" contended --port "$port" --seconds "$cont_s" --procs 2 --threads 8
-run "$dlb" watchdog --port "$port" --seconds "$wd_s" --leases 10000 --watchdog-ms 3000
-log "client_throughput"
-"${client_pin[@]}" "$ct" --port "$port" --seconds "$ct_s" 2>/dev/null | tee -a "$raw"
-cli flushall >/dev/null
-
-# --- 3. Peers ------------------------------------------------------------------
 for lib in redlock semaphore; do
-  log "node $lib"
-  run node bench/peers/node_bench.js uncontended --lib "$lib" --port "$port" --seconds "$unc_s"
+  log "contended: node $lib"
   meta=$("${client_pin[@]}" node bench/peers/node_bench.js contended --lib "$lib" --port "$port" \
     --seconds "$cont_s" --procs 2 --workers 8 --records "$work/$lib.rec")
   $py bench/peers/contended_stats.py --records "$work/$lib.rec" --threads 16 --meta "$meta" |
     tee -a "$raw"
 done
-log "node semaphore watchdog"
-run node bench/peers/node_bench.js watchdog --lib semaphore --port "$port" --seconds "$wd_s" \
-  --leases 10000 --lease-ms 3000
-log "python redis Lock"
-run $py bench/peers/python_bench.py uncontended --port "$port" --seconds "$unc_s"
+log "contended: python redis Lock"
 run $py bench/peers/python_bench.py contended --port "$port" --seconds "$cont_s" --procs 2 \
   --workers 8 --records "$work/python.rec"
+log "watchdog: distlock, node redis-semaphore"
+run "$dlb" watchdog --port "$port" --seconds "$wd_s" --leases 10000 --watchdog-ms 3000
+run node bench/peers/node_bench.js watchdog --lib semaphore --port "$port" --seconds "$wd_s" \
+  --leases 10000 --lease-ms 3000
+cli flushall >/dev/null
+log "client_throughput"
+"${client_pin[@]}" "$ct" --port "$port" --seconds "$ct_s" --threads "$ct_threads" 2>/dev/null |
+  tee -a "$raw"
 
 # --- Report ------------------------------------------------------------------
 facts=$(
-  $py - "$port" "$cores" "$quick" <<'EOF'
+  $py - "$port" "$cores" "$quick" "$load_start" <<'EOF'
 import json, platform, subprocess, sys
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 redis_v = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.strip()
@@ -186,6 +212,8 @@ import redis
 print(json.dumps({"cpu_model": cpu, "cores": int(sys.argv[2]), "kernel": platform.release(),
                   "redis_server": redis_v, "node": node_v, "python_redis": redis.__version__,
                   "quick": sys.argv[3] == "1",
+                  "load_average_at_start": sys.argv[4],
+                  "load_average_at_end": " ".join(open("/proc/loadavg").read().split()[:3]),
                   "pinning": "server on CPU 0, clients on CPUs 1-%d" % (int(sys.argv[2]) - 1)
                              if int(sys.argv[2]) >= 2 else "none (1 core)"}))
 EOF

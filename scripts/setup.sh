@@ -17,7 +17,11 @@ packages=(
   redis-server redis-tools redis-sentinel
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(gnuplot-nox python3 python3-redis nodejs npm util-linux)
+  packages+=(gnuplot-nox python3 python3-redis util-linux)
+  # A machine with NodeSource's nodejs already has npm bundled, and Debian's
+  # npm package conflicts with it: add node and npm only when they are missing.
+  command -v node >/dev/null 2>&1 || packages+=(nodejs)
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
 
 missing=()

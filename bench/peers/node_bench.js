@@ -52,6 +52,16 @@ function summarize(samplesNs, prefix, into) {
   into[`${prefix}_mean_us`] = s.length ? sum / s.length / 1000 : 0;
 }
 
+async function serverCpu(redis) {
+  const text = await redis.info('cpu');
+  let total = 0;
+  for (const line of text.split('\n')) {
+    const m = /^used_cpu_(sys|user):([\d.]+)/.exec(line);
+    if (m) total += Number(m[2]);
+  }
+  return total;
+}
+
 async function commandCalls(redis) {
   const text = await redis.info('commandstats');
   const out = {};
@@ -124,6 +134,9 @@ async function uncontended(a) {
     const acquire = [];
     const release = [];
     const before = await commandCalls(stats);
+    const serverCpu0 = await serverCpu(stats);
+    const cpu0 = process.cpuUsage();
+    const ru0 = process.resourceUsage();
     const start = nowNs();
     const deadline = start + BigInt(Math.round(seconds * 1e9));
     let failed = false;
@@ -144,13 +157,23 @@ async function uncontended(a) {
       process.stderr.write(`node_bench: ${e}\n`);
     })));
     const elapsed = Number(nowNs() - start) / 1e9;
+    const cpuUsed = process.cpuUsage(cpu0);
+    const ru1 = process.resourceUsage();
+    const switches = ru1.voluntaryContextSwitches + ru1.involuntaryContextSwitches
+      - ru0.voluntaryContextSwitches - ru0.involuntaryContextSwitches;
+    const cpu = (cpuUsed.user + cpuUsed.system) / 1e6;
+    const serverCpuUsed = (await serverCpu(stats)) - serverCpu0;
     const cmds = clientCommands(before, await commandCalls(stats), inside);
     const n = acquire.length;
     const total = Object.values(cmds).reduce((x, y) => x + y, 0);
     const line = {
       scenario: 'uncontended', lib, threads: c, pairs: n, seconds: elapsed, pairs_per_s: n / elapsed,
       round_trips_per_pair: total / n, evalsha_per_pair: (cmds.evalsha || 0) / n,
-      eval_per_pair: (cmds.eval || 0) / n, client_commands: cmds, failed,
+      eval_per_pair: (cmds.eval || 0) / n, client_commands: cmds,
+      client_cpu_pct: (100 * cpu) / elapsed, server_cpu_pct: (100 * serverCpuUsed) / elapsed,
+      client_cpu_us_per_pair: (1e6 * cpu) / n, server_cpu_us_per_pair: (1e6 * serverCpuUsed) / n,
+      context_switches_per_pair: switches / n,
+      failed,
     };
     summarize(acquire, 'acquire', line);
     summarize(release, 'release', line);

@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import threading
@@ -34,6 +35,11 @@ LEASE_S = 30
 def command_calls(r):
     return {name[len("cmdstat_"):] if name.startswith("cmdstat_") else name: v["calls"]
             for name, v in r.info("commandstats").items()}
+
+
+def server_cpu(r):
+    info = r.info("cpu")
+    return float(info["used_cpu_sys"]) + float(info["used_cpu_user"])
 
 
 def lua_commands():
@@ -82,6 +88,9 @@ def uncontended(a):
             release.extend(mine_r)
 
         before = command_calls(stats)
+        server_cpu0 = server_cpu(stats)
+        cpu0 = time.process_time()
+        ru0 = resource.getrusage(resource.RUSAGE_SELF)
         start = time.monotonic_ns()
         threads = [threading.Thread(target=worker, args=(w,)) for w in range(c)]
         for t in threads:
@@ -89,6 +98,10 @@ def uncontended(a):
         for t in threads:
             t.join()
         elapsed = (time.monotonic_ns() - start) / 1e9
+        cpu = time.process_time() - cpu0
+        ru1 = resource.getrusage(resource.RUSAGE_SELF)
+        switches = ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw
+        server_used = server_cpu(stats) - server_cpu0
         cmds = client_commands(before, command_calls(stats), inside)
         n = len(acquire)
         line = {
@@ -98,6 +111,10 @@ def uncontended(a):
             "evalsha_per_pair": cmds.get("evalsha", 0) / n if n else 0,
             "eval_per_pair": cmds.get("eval", 0) / n if n else 0,
             "client_commands": cmds, "failed": bool(failed),
+            "client_cpu_pct": 100 * cpu / elapsed, "server_cpu_pct": 100 * server_used / elapsed,
+            "client_cpu_us_per_pair": 1e6 * cpu / n if n else 0,
+            "server_cpu_us_per_pair": 1e6 * server_used / n if n else 0,
+            "context_switches_per_pair": switches / n if n else 0,
         }
         contended_stats.summarize(acquire, "acquire", line)
         contended_stats.summarize(release, "release", line)
