@@ -41,7 +41,7 @@ run_sanitized() {
   stamp "unit and integration tests under $kind"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/tsan.supp" \
     ctest --test-dir "$build" --output-on-failure -j "$((jobs + 1))" -L 'unit|integration' \
     --timeout 300
 }
