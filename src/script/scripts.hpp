@@ -10,7 +10,6 @@ struct Scripts {
   Script release;
   Script renew;
   Script force_release;
-  Script cleanup;
 };
 
 // Thread-safe; SHA1s are computed on first use.

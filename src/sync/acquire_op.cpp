@@ -6,38 +6,9 @@
 #include "client_impl.hpp"
 #include "distlock/error.hpp"
 #include "script/scripts.hpp"
+#include "sync/lock_ops.hpp"
 
 namespace distlock::detail {
-namespace {
-
-constexpr std::string_view kUnlockMessage = "0";
-
-// Fire-and-forget removal of a holding a lost acquire may have made.
-class CleanupCall final : public net::Completion {
- public:
-  CleanupCall(const LeaseState& state, std::uint32_t count)
-      : name_(state.keys->name),
-        owner_(state.owner),
-        count_(std::to_string(count)),
-        channel_(state.keys->channel) {}
-
-  std::error_code start(net::Connection& connection) {
-    keys_[0] = name_;
-    args_ = {owner_, count_, channel_, kUnlockMessage};
-    call_.emplace(connection, script::scripts().cleanup, keys_, args_, this);
-    return call_->start();
-  }
-
-  void complete(std::error_code, Value) override { delete this; }
-
- private:
-  std::string name_, owner_, count_, channel_;
-  std::array<std::string_view, 1> keys_;
-  std::array<std::string_view, 4> args_;
-  std::optional<script::ScriptCall> call_;
-};
-
-}  // namespace
 
 AcquireOp::AcquireOp(ClientImpl& client,
                      std::shared_ptr<LeaseState> state,
@@ -182,8 +153,9 @@ void AcquireOp::finish(AcquireOutcome outcome) {
 }
 
 void AcquireOp::send_cleanup() {
-  auto* cleanup = new CleanupCall(*state_, count_after_);
-  if (cleanup->start(client_.topology().data_for(state_->keys->name))) delete cleanup;
+  // Releasing with the count this acquire would have produced removes exactly
+  // the holding it made, and nothing when it did not run (the count differs).
+  release_detached(client_, *state_, count_after_);
 }
 
 }  // namespace distlock::detail

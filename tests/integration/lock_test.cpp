@@ -375,6 +375,29 @@ TEST(Lock, WaitThatTimesOutLeavesNoSubscriptionAndNoRenewalBehind) {
   holder.lock("timed-out").unlock();
 }
 
+TEST(Lock, AcquireThatTimedOutIsUndoneWhenThePausedServerRunsItLater) {
+  RedisServer server;
+  ClientOptions o = options_for(server);
+  o.command_timeout = 300ms;
+  Client client(o);
+  Lock lock = client.lock("late-acquire");
+  lock.lock();  // loads the scripts: a late EVALSHA must find them and run
+  lock.unlock();
+  server.pause();
+  std::error_code ec;
+  lock.lock(ec);
+  EXPECT_EQ(ec, errc::timeout);
+  server.resume();
+  // Replies come in order on the one connection: once this PING is answered,
+  // the late acquire and the release sent after it have both run.
+  EXPECT_EQ(client.command("PING").as_string(), "PONG");
+  EXPECT_EQ(client.command("EXISTS", "late-acquire").as_integer(), 0)
+      << "the acquire that ran after its timeout was left holding the lock";
+  EXPECT_EQ(client.impl()->watchdog().size(), 0u);
+  EXPECT_TRUE(lock.try_lock());
+  lock.unlock();
+}
+
 TEST(Lock, FiftyThreadsTenRoundsOverFiveNamesNeverOverlap) {
   RedisServer server;
   Client client(options_for(server));
