@@ -6,6 +6,7 @@
 #include "client_impl.hpp"
 #include "resp/encoder.hpp"
 #include "runtime/identity.hpp"
+#include "script/scripts.hpp"
 #include "topology/standalone.hpp"
 
 namespace distlock {
@@ -74,6 +75,10 @@ ClientImpl::ClientImpl(ClientOptions options)
   watchdog_ = std::make_unique<Watchdog>(*this, io_);
   waiters_ = std::make_unique<Waiters>(*this);
   net::Connection::Handlers data;
+  for (const script::Script* sc : {&script::scripts().acquire, &script::scripts().release,
+                                   &script::scripts().renew, &script::scripts().force_release}) {
+    data.preload.push_back({"SCRIPT", "LOAD", std::string(sc->source)});
+  }
   data.on_connected = [this](bool reconnected) {
     // Check every lease at once: a restarted server may have lost them all.
     if (reconnected) watchdog_->renew_all_now();

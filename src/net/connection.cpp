@@ -64,7 +64,7 @@ class HandshakeCompletion final : public Completion {
       replies = std::move(reply.as_array());
     }
     for (std::size_t i = 0; i < replies.size() && i < steps_.size(); ++i) {
-      if (!replies[i].is_error()) continue;
+      if (!replies[i].is_error() || steps_[i].empty()) continue;  // "" = optional step
       const bool auth = steps_[i].rfind("AUTH", 0) == 0;
       // The server's error text never echoes the password; steps_ holds only
       // a description such as "AUTH user 'alice'".
@@ -250,6 +250,11 @@ void Connection::send_handshake(std::function<void(std::error_code, std::string)
     const std::string_view args[] = {"PING"};
     resp::encode_command(payload, args);
     steps.push_back("PING");
+  }
+  for (const auto& command : handlers_.preload) {
+    const std::vector<std::string_view> args(command.begin(), command.end());
+    resp::encode_command(payload, args);
+    steps.emplace_back();  // optional: its error (e.g. NOPERM) is ignored
   }
 
   auto attempt = std::make_shared<Attempt>();

@@ -54,6 +54,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::function<void()> on_disconnected;
     // Pub/sub pushes (subscriber role). On the I/O thread.
     std::function<void(Value push)> on_push;
+    // Commands appended to every handshake whose replies, errors included,
+    // are ignored: SCRIPT LOAD of the scripts, so callers after a (re)connect
+    // do not all meet NOSCRIPT and each send the full script text.
+    std::vector<std::vector<std::string>> preload;
   };
 
   Connection(asio::io_context& io,

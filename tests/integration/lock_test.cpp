@@ -14,6 +14,7 @@
 
 #include "client_impl.hpp"
 #include "distlock/distlock.hpp"
+#include "script/scripts.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
 
@@ -396,6 +397,26 @@ TEST(Lock, AcquireThatTimedOutIsUndoneWhenThePausedServerRunsItLater) {
   EXPECT_EQ(client.impl()->watchdog().size(), 0u);
   EXPECT_TRUE(lock.try_lock());
   lock.unlock();
+}
+
+TEST(Lock, ScriptsAreLoadedOnConnectSoConcurrentFirstLocksSendNoEval) {
+  RedisServer server;
+  Client client(options_for(server));
+  const Value loaded = client.command("SCRIPT", "EXISTS", script::scripts().acquire.sha1,
+                                      script::scripts().release.sha1);
+  EXPECT_EQ(loaded.to_string(), "[1, 1]");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      Lock lock = client.lock("first:" + std::to_string(t));
+      lock.lock();
+      lock.unlock();
+    });
+  }
+  for (auto& th : threads) th.join();
+  const std::string stats = client.command("INFO", "commandstats").as_string();
+  EXPECT_EQ(stats.find("cmdstat_eval:"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("cmdstat_evalsha:calls=32"), std::string::npos) << stats;
 }
 
 TEST(Lock, FiftyThreadsTenRoundsOverFiveNamesNeverOverlap) {
