@@ -49,6 +49,8 @@ class Value {
   friend bool operator==(const Value& a, const Value& b) noexcept;
 
  private:
+  static Value of_string(Type type, std::string s);
+
   Type type_ = Type::nil;
   std::int64_t integer_ = 0;
   std::string string_;

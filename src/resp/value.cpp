@@ -84,6 +84,13 @@ void append_rendering(std::string& out, const Value& v) {
 
 }  // namespace
 
+Value Value::of_string(Type type, std::string s) {
+  Value value;
+  value.type_ = type;
+  value.string_ = std::move(s);
+  return value;
+}
+
 Value Value::integer(std::int64_t v) {
   Value value;
   value.type_ = Type::integer;
@@ -92,24 +99,15 @@ Value Value::integer(std::int64_t v) {
 }
 
 Value Value::simple_string(std::string s) {
-  Value value;
-  value.type_ = Type::simple_string;
-  value.string_ = std::move(s);
-  return value;
+  return of_string(Type::simple_string, std::move(s));
 }
 
 Value Value::bulk_string(std::string s) {
-  Value value;
-  value.type_ = Type::bulk_string;
-  value.string_ = std::move(s);
-  return value;
+  return of_string(Type::bulk_string, std::move(s));
 }
 
 Value Value::error(std::string message) {
-  Value value;
-  value.type_ = Type::error;
-  value.string_ = std::move(message);
-  return value;
+  return of_string(Type::error, std::move(message));
 }
 
 Value Value::array(std::vector<Value> elements) {

@@ -96,7 +96,7 @@ TEST(Lock, ReentrantHoldCountsGoZeroOneTwoOneZero) {
   EXPECT_FALSE(lock.is_locked());
 }
 
-TEST(Lock, StoresRedissonLayoutOwnerHashAndPublishesOnUnlockChannel) {
+TEST(Lock, StoresTheRedissonLayoutOwnerHashWithHoldCountAndTtl) {
   RedisServer server;
   Client client(options_for(server));
   Lock lock = client.lock("layout");
