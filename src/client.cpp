@@ -7,6 +7,7 @@
 #include "resp/encoder.hpp"
 #include "runtime/identity.hpp"
 #include "script/scripts.hpp"
+#include "sync/lock_ops.hpp"
 #include "topology/standalone.hpp"
 
 namespace distlock {
@@ -74,6 +75,7 @@ ClientImpl::ClientImpl(ClientOptions options)
   tls_ = make_tls(options_.tls);
   watchdog_ = std::make_unique<Watchdog>(*this, io_);
   waiters_ = std::make_unique<Waiters>(*this);
+  pending_releases_ = std::make_unique<PendingReleases>();
   net::Connection::Handlers data;
   for (const script::Script* sc : {&script::scripts().acquire, &script::scripts().release,
                                    &script::scripts().renew, &script::scripts().force_release}) {
@@ -82,6 +84,9 @@ ClientImpl::ClientImpl(ClientOptions options)
   data.on_connected = [this](bool reconnected) {
     // Check every lease at once: a restarted server may have lost them all.
     if (reconnected) watchdog_->renew_all_now();
+    // Releases whose outcome is unknown go again now rather than after their
+    // backoff, so a thread waiting to lock that name again is not held up.
+    pending_releases_->kick_all();
   };
   net::Connection::Handlers subscriber;
   subscriber.on_connected = [this](bool reconnected) { waiters_->on_connected(reconnected); };
@@ -123,6 +128,7 @@ void ClientImpl::close() noexcept {
   asio::post(io_, [this] {
     waiters_->close();
     watchdog_->close();
+    pending_releases_->close();
   });
   topology_->close();
   work_.reset();

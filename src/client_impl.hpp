@@ -22,10 +22,18 @@
 
 namespace distlock::detail {
 
+class PendingRelease;
+class PendingReleases;
+
 // A thread's holding of one lock: its lease and local hold count.
 struct ThreadHold {
   std::shared_ptr<LeaseState> state;
   std::uint32_t count = 0;
+  // A release of this holding (a timed-out or dropped unlock, or the undo of
+  // an acquire that got no reply) that the server has not confirmed yet. The
+  // thread's next lock or unlock of the name settles it first. `count` is
+  // what the server holds once it is settled.
+  std::shared_ptr<PendingRelease> pending;
 };
 
 class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
@@ -54,6 +62,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   topology::Topology& topology() noexcept { return *topology_; }
   Watchdog& watchdog() noexcept { return *watchdog_; }
   Waiters& waiters() noexcept { return *waiters_; }
+  PendingReleases& pending_releases() noexcept { return *pending_releases_; }
   const ClientOptions& options() const noexcept { return options_; }
   const std::string& id() const noexcept { return id_; }
 
@@ -69,6 +78,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   std::unique_ptr<topology::Topology> topology_;
   std::unique_ptr<Watchdog> watchdog_;
   std::unique_ptr<Waiters> waiters_;
+  std::unique_ptr<PendingReleases> pending_releases_;
   std::thread thread_;
   std::atomic<bool> closed_{false};
 };

@@ -155,7 +155,9 @@ void AcquireOp::finish(AcquireOutcome outcome) {
 void AcquireOp::send_cleanup() {
   // Releasing with the count this acquire would have produced removes exactly
   // the holding it made, and nothing when it did not run (the count differs).
-  release_detached(client_, *state_, count_after_);
+  // It is sent until the server answers: a cleanup lost too would leave a
+  // hold the owner does not know of (issue 8).
+  cleanup_ = PendingRelease::start(client_, state_, count_after_, false, false);
 }
 
 }  // namespace distlock::detail

@@ -18,6 +18,8 @@
 
 namespace distlock::detail {
 
+class PendingRelease;
+
 struct AcquireOutcome {
   std::error_code ec;
   std::string message;  // for ec: names the problem (e.g. the WRONGTYPE reply)
@@ -57,6 +59,10 @@ class AcquireOp final : public net::Completion,
   void fail(std::error_code ec, std::string message) override;
   void complete(std::error_code ec, Value reply) override;
 
+  // After `done` ran: for an attempt that got no reply, the release that
+  // undoes it, still being settled in the background; otherwise null.
+  const std::shared_ptr<PendingRelease>& cleanup() const noexcept { return cleanup_; }
+
  private:
   std::error_code attempt();
   void contended(std::int64_t pttl);
@@ -81,6 +87,7 @@ class AcquireOp final : public net::Completion,
   bool sleeping_ = false;  // timer armed
   bool retry_ = false;     // woken while an attempt was in flight
   bool finished_ = false;
+  std::shared_ptr<PendingRelease> cleanup_;
 };
 
 }  // namespace distlock::detail

@@ -56,7 +56,9 @@ void Lease::release() noexcept {
 
 void Lease::release(std::error_code& ec) noexcept {
   ec.clear();
-  if (!state_ || state_->released.exchange(true)) return;
+  if (!state_) return;
+  const bool valid_before = state_->valid();
+  if (state_->released.exchange(true)) return;
   detail::ClientImpl& client = *state_->client;
   client.watchdog().remove(state_.get());
   if (client.closed()) {
@@ -64,12 +66,13 @@ void Lease::release(std::error_code& ec) noexcept {
     return;
   }
   if (client.on_io_thread()) {
-    // Destroyed inside a handler on the I/O thread: blocking would deadlock.
-    detail::release_detached(client, *state_, 1);
+    // Destroyed inside a handler on the I/O thread: blocking would deadlock,
+    // so the release is settled in the background.
+    detail::PendingRelease::start(client, state_, 1, true, valid_before);
     return;
   }
   const auto result = detail::release_blocking(client, *state_, 1, ec);
-  if (!ec && result == detail::ReleaseResult::not_held) ec = errc::lease_lost;
+  ec = detail::finish_release(client, state_, 1, valid_before, result, ec, nullptr);
 }
 
 }  // namespace distlock

@@ -64,15 +64,55 @@ bool Lock::fenced() const noexcept {
   return !keys_->fence.empty();
 }
 
+// The thread's last hold is given up: the watchdog stops renewing it now.
+static void release_locally(detail::ClientImpl& client, detail::LeaseState& state) {
+  state.released = true;
+  client.watchdog().remove(&state);
+}
+
+// Waits, at most until `until`, for the hold's pending release to settle and
+// applies its outcome: a hold the thread still counts that the server no
+// longer has is lost. False when it is still unsettled then. `reported` is
+// what the unlock that started it reports.
+static bool settle_pending(detail::ThreadHold& hold,
+                           Clock::time_point until,
+                           std::error_code& reported) {
+  const auto outcome = hold.pending->wait_until(until);
+  if (!outcome) return false;
+  reported = hold.pending->reported(*outcome);
+  if (hold.count > 0 && !outcome->ec && outcome->result == detail::ReleaseResult::not_held) {
+    hold.state->mark_lost(LeaseLostEvent::Reason::taken);
+  }
+  hold.pending.reset();
+  return true;
+}
+
 // Thread-owned acquire: `wait` nullopt waits forever, zero tries once.
 static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::ClientImpl>& client,
                                          const std::shared_ptr<const detail::LockKeys>& keys,
                                          std::optional<milliseconds> wait,
                                          std::optional<milliseconds> lease) {
+  const auto deadline = deadline_after(wait);
   const std::string key = hold_key(*client, keys->name);
+  auto& holds = thread_holds();
+  if (auto it = holds.find(key); it != holds.end() && it->second.pending) {
+    // Never re-enter a hold whose count on the server is unknown: that would
+    // reuse its fencing token and leave the counts apart (issue 8).
+    const auto limit = Clock::now() + client->options().command_timeout;
+    const bool user_first = deadline && *deadline < limit;
+    std::error_code ignored;
+    if (!settle_pending(it->second, user_first ? *deadline : limit, ignored)) {
+      if (user_first) return {{}, {}, false, {}};  // still held by our own unconfirmed release
+      return {errc::timeout,
+              "the earlier release of '" + keys->name + "' is not confirmed by the server yet",
+              false,
+              {}};
+    }
+    if (it->second.count == 0) holds.erase(it);
+  }
   std::shared_ptr<detail::LeaseState> state;
   std::uint32_t count = 0;
-  if (auto it = thread_holds().find(key); it != thread_holds().end()) {
+  if (auto it = holds.find(key); it != holds.end()) {
     state = it->second.state;
     count = it->second.count;
   }
@@ -84,11 +124,18 @@ static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::ClientImp
             {}};
   }
   if (!state) state = detail::make_lease_state(client, keys, client->thread_owner(), lease);
-  auto outcome = detail::acquire_blocking(*client, state, count + 1, deadline_after(wait));
+  std::shared_ptr<detail::PendingRelease> cleanup;
+  auto outcome = detail::acquire_blocking(*client, state, count + 1, deadline, &cleanup);
   if (outcome.acquired) {
-    auto& hold = thread_holds()[key];
+    auto& hold = holds[key];
     hold.state = state;
     hold.count = count + 1;
+  } else if (cleanup) {
+    // The attempt may have run: the next lock or unlock waits for its undo.
+    auto& hold = holds[key];
+    hold.state = state;
+    hold.count = count;
+    hold.pending = std::move(cleanup);
   }
   return outcome;
 }
@@ -149,19 +196,48 @@ void Lock::unlock(std::error_code& ec) noexcept {
     ec = errc::not_owner;
     return;
   }
-  std::shared_ptr<detail::LeaseState> state = it->second.state;
-  const std::uint32_t expected = it->second.count;
-  // Local bookkeeping moves on whatever the server says, so a failed unlock
-  // never wedges this thread; the server-side lease then expires by itself.
-  if (--it->second.count == 0) {
-    state->released = true;  // the watchdog stops renewing it now
+  detail::ThreadHold& hold = it->second;
+  if (hold.pending) {
+    const bool repeat = hold.count == 0 && hold.pending->counted_unlock();
+    std::error_code reported;
+    const bool settled =
+        settle_pending(hold, Clock::now() + client_->options().command_timeout, reported);
+    if (hold.count == 0) {
+      if (!settled) {
+        ec = repeat ? errc::timeout : errc::not_owner;
+        return;
+      }
+      holds.erase(it);
+      // Called again after an unlock that timed out: how that one ended.
+      ec = repeat ? reported : make_error_code(errc::not_owner);
+      return;
+    }
+    if (!settled) {
+      // Still unknown: this unlock counts all the same, and its release
+      // follows the pending one in the background.
+      const std::uint32_t expected = hold.count;
+      const bool valid_before = hold.state->valid();
+      if (--hold.count == 0) release_locally(*client_, *hold.state);
+      hold.pending = detail::PendingRelease::start_after(hold.pending, *client_, hold.state,
+                                                         expected, valid_before);
+      ec = errc::timeout;
+      return;
+    }
+  }
+  std::shared_ptr<detail::LeaseState> state = hold.state;
+  const std::uint32_t expected = hold.count;
+  const bool valid_before = state->valid();
+  // The local count moves on at once; a release the server has not
+  // confirmed stays pending on the hold until it settles.
+  if (--hold.count == 0) release_locally(*client_, *state);
+  const auto result = detail::release_blocking(*client_, *state, expected, ec);
+  std::shared_ptr<detail::PendingRelease> pending;
+  ec = detail::finish_release(*client_, state, expected, valid_before, result, ec, &pending);
+  if (pending) {
+    hold.pending = std::move(pending);
+  } else if (hold.count == 0) {
     holds.erase(it);
   }
-  if (expected == 1) client_->watchdog().remove(state.get());
-  const auto result = detail::release_blocking(*client_, *state, expected, ec);
-  // This thread held it locally, so a server that no longer has it means the
-  // lease was lost (expired, deleted or taken) before the unlock.
-  if (!ec && result == detail::ReleaseResult::not_held) ec = errc::lease_lost;
 }
 
 bool Lock::force_unlock() {
@@ -217,7 +293,8 @@ std::optional<milliseconds> Lock::remaining_ttl() const {
 static std::shared_ptr<detail::LeaseState> thread_state(detail::ClientImpl& client,
                                                         const std::string& name) {
   auto it = thread_holds().find(hold_key(client, name));
-  return it == thread_holds().end() ? nullptr : it->second.state;
+  // A hold counted down to zero may linger while its release settles.
+  return it == thread_holds().end() || it->second.count == 0 ? nullptr : it->second.state;
 }
 
 std::optional<std::uint64_t> Lock::fencing_token() const {

@@ -1,33 +1,156 @@
-// Blocking building blocks shared by Lock and Lease.
+// Blocking building blocks shared by Lock and Lease, and the pending release:
+// a release whose outcome is not known yet, settled in the background.
 #pragma once
 
+#include <asio/steady_timer.hpp>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "sync/acquire_op.hpp"
 
 namespace distlock::detail {
 
+class PendingRelease;
+
 // Runs an AcquireOp and waits for it. Registers a fresh lease (state not yet
 // active) with the watchdog first, and removes it again unless acquired.
+// `cleanup`, when given, receives the release undoing an attempt that got no
+// reply (null otherwise).
 AcquireOutcome acquire_blocking(ClientImpl& client,
                                 const std::shared_ptr<LeaseState>& state,
                                 std::uint32_t count_after,
-                                std::optional<Clock::time_point> deadline);
+                                std::optional<Clock::time_point> deadline,
+                                std::shared_ptr<PendingRelease>* cleanup = nullptr);
 
 // Result codes of release.lua.
-enum class ReleaseResult { not_held = -1, decremented = 0, released = 1, already_applied = 2 };
+enum class ReleaseResult { not_held = -1, decremented = 0, released = 1, mismatch = 2 };
 
 // Sends one release of `state` expecting `expected` holds before it, and
-// waits. A connection lost before the reply is retried once: the script is
-// idempotent per call. Sets ec on failure.
+// waits for its reply: a single attempt. Sets ec on failure; timeout and
+// connection_lost mean the outcome is unknown (hand it to PendingRelease).
 ReleaseResult release_blocking(ClientImpl& client,
                                const LeaseState& state,
                                std::uint32_t expected,
                                std::error_code& ec);
 
-// Fire-and-forget release, for the I/O thread, where blocking would deadlock.
-void release_detached(ClientImpl& client, const LeaseState& state, std::uint32_t expected);
+// A release of `expected` holds of `state` whose outcome is not known: its
+// reply timed out, its connection dropped, or it undoes an acquire that got
+// no reply. It is sent again, on the I/O thread, until the server answers
+// (release.lua is idempotent per expected count, so repeats are harmless)
+// or the Client closes. Until then the holder's next lock or unlock of that
+// name waits for it: re-entering a hold whose count on the server is unknown
+// would reuse its fencing token and make the counts disagree (issue 8).
+class PendingRelease final : public net::Completion,
+                             public std::enable_shared_from_this<PendingRelease> {
+ public:
+  struct Outcome {
+    ReleaseResult result = ReleaseResult::not_held;
+    std::error_code ec;  // closed (never settled), server_error or protocol_error
+  };
+
+  // Starts the background sends; any thread. `counted_unlock`: the caller's
+  // unlock already counted this release. `valid_before`: the lease was valid
+  // when that unlock started, so a repeat that finds the hold gone means an
+  // earlier send released it.
+  static std::shared_ptr<PendingRelease> start(ClientImpl& client,
+                                               std::shared_ptr<LeaseState> state,
+                                               std::uint32_t expected,
+                                               bool counted_unlock,
+                                               bool valid_before);
+
+  // As start(), but the first send waits until `previous` (a release of
+  // the same holding, one count higher) has settled.
+  static std::shared_ptr<PendingRelease> start_after(
+      const std::shared_ptr<PendingRelease>& previous,
+      ClientImpl& client,
+      std::shared_ptr<LeaseState> state,
+      std::uint32_t expected,
+      bool valid_before);
+
+  PendingRelease(ClientImpl& client,
+                 std::shared_ptr<LeaseState> state,
+                 std::uint32_t expected,
+                 bool counted_unlock,
+                 bool valid_before);
+
+  // Not on the I/O thread. Waits until settled or `deadline`; nullopt when
+  // not settled by then.
+  std::optional<Outcome> wait_until(Clock::time_point deadline);
+  // What the unlock that started it reports for `outcome`: success when the
+  // server confirmed the release (or, for a last hold valid until the
+  // unlock, a repeat found it already gone); lease_lost when the hold was
+  // gone otherwise; the outcome's own error when it has one.
+  std::error_code reported(const Outcome& outcome) const;
+  bool counted_unlock() const noexcept { return counted_unlock_; }
+  bool valid_before() const noexcept { return valid_before_; }
+  const std::shared_ptr<LeaseState>& state() const noexcept { return state_; }
+
+  // I/O thread: settles it as closed and stops sending.
+  void close();
+  // I/O thread: a send waiting out its backoff goes now (the connection is
+  // back).
+  void kick();
+  void complete(std::error_code ec, Value reply) override;
+
+ private:
+  void send();
+  void send_after(std::chrono::milliseconds delay);
+  void settle(Outcome outcome);
+
+  ClientImpl& client_;
+  const std::shared_ptr<LeaseState> state_;
+  const std::uint32_t expected_;
+  const bool counted_unlock_;
+  const bool valid_before_;
+  // I/O thread only.
+  std::shared_ptr<void> call_;
+  asio::steady_timer timer_;
+  std::shared_ptr<PendingRelease> self_;  // alive while a send or a timer is pending
+  int failures_ = 0;
+  bool backing_off_ = false;
+  // Shared with waiting threads.
+  std::mutex mutex_;
+  std::condition_variable settled_;
+  std::optional<Outcome> outcome_;
+  std::shared_ptr<PendingRelease> next_;  // sent once this one settles
+};
+
+// The Client's unsettled releases, so close() can settle them all (a timer
+// left armed would keep the I/O thread from ending).
+class PendingReleases {
+ public:
+  // False when closed: the caller settles it as closed instead.
+  bool add(const std::shared_ptr<PendingRelease>& p);
+  void remove(const PendingRelease* p);
+  // I/O thread: closes every registered release; later add()s are refused.
+  void close();
+  // I/O thread: kicks every registered release (after a reconnect).
+  void kick_all();
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<const PendingRelease*, std::shared_ptr<PendingRelease>> set_;
+  bool closed_ = false;
+};
+
+// What an unlock of `expected` holds reports, given its first attempt's
+// result and error: success only when the server released (decremented or
+// deleted); lease_lost when it no longer held it, or when its count differs
+// from `expected` (the holder's view was wrong, so the hold is not released
+// as asked). A timeout or connection_lost starts a PendingRelease, stored in
+// `*pending`; after connection_lost the call first waits up to one command
+// timeout for it to settle (then `*pending` stays null).
+std::error_code finish_release(ClientImpl& client,
+                               const std::shared_ptr<LeaseState>& state,
+                               std::uint32_t expected,
+                               bool valid_before,
+                               ReleaseResult result,
+                               std::error_code ec,
+                               std::shared_ptr<PendingRelease>* pending);
 
 // A new lease state for `owner` with the given fixed lease, or the watchdog
 // lease when none.
