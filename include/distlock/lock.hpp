@@ -78,10 +78,16 @@ class Lock {
   // Releases one hold of this thread. Never throws (std::unique_lock calls
   // it from a destructor); does nothing when this thread does not hold it.
   void unlock() noexcept;
-  // As above, reporting: not_owner when this thread does not hold the lock
-  // (which stays as it is), lease_lost when this thread's lease was lost
-  // before the unlock, timeout / connection_lost when no reply came (the
-  // unlock is safe to call again).
+  // As above, reporting: success only when the server released it;
+  // not_owner when this thread does not hold the lock (which stays as it
+  // is); lease_lost when this thread's lease was lost before the unlock;
+  // timeout / connection_lost when no reply came. The unlock counts all the
+  // same: its release stays pending and the Client sends it again in the
+  // background until the server answers. Calling unlock(ec) again after the
+  // thread's last unlock timed out waits (up to one command_timeout) for
+  // that release and reports how it ended, never not_owner meanwhile. The
+  // thread's next lock of this name waits for it too and then takes a new
+  // holding (a new fencing token). See docs/lock.md, "Release pending".
   void unlock(std::error_code& ec) noexcept;
 
   // Whoever holds it: deletes the lock and wakes the waiters. True when a
