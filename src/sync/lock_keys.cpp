@@ -35,7 +35,10 @@ LockKeys::LockKeys(std::string lock_name, bool fenced) : name(std::move(lock_nam
     throw Error(errc::invalid_argument, "lock name is " + std::to_string(name.size()) +
                                             " bytes; at most 65536 are allowed");
   }
-  channel = "redisson_lock__channel:{" + name + "}";
+  // Redisson's RedissonObject.prefixName: braces only when the name has none,
+  // so both sides hear each other's unlocks for names like "{tenant}:job".
+  channel = name.find('{') == std::string::npos ? "redisson_lock__channel:{" + name + "}"
+                                                : "redisson_lock__channel:" + name;
   if (fenced) fence = fence_key_for(name);
 }
 

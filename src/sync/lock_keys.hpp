@@ -10,7 +10,7 @@ struct LockKeys {
   LockKeys(std::string name, bool fenced);
 
   std::string name;     // the lock hash's key
-  std::string channel;  // redisson_lock__channel:{name}
+  std::string channel;  // redisson_lock__channel:{name}, or :name when it has a '{'
   std::string fence;    // fencing counter key; empty unless fenced
 };
 

@@ -96,19 +96,23 @@ AcquireOutcome acquire_blocking(ClientImpl& client,
 }
 
 ReleaseResult release_blocking(ClientImpl& client,
-                               const LeaseState& state,
+                               LeaseState& state,
                                std::uint32_t expected,
                                std::error_code& ec) {
   ec.clear();
   if (!client.may_block(ec)) return ReleaseResult::not_held;
   net::SyncCompletion done;
   ReleaseCall call(state, expected, &done);
+  const auto sent = Clock::now();
   if ((ec = call.start(client.topology().data_for(state.keys->name)))) {
     return ReleaseResult::not_held;
   }
   Value reply = done.wait(ec);
   if (ec) return ReleaseResult::not_held;
-  return to_result(reply, ec);
+  const auto result = to_result(reply, ec);
+  // A partial unlock re-armed the lease on the server (as Redisson's does).
+  if (result == ReleaseResult::decremented) state.confirm(sent);
+  return result;
 }
 
 std::error_code finish_release(ClientImpl& client,

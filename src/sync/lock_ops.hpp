@@ -29,10 +29,12 @@ AcquireOutcome acquire_blocking(ClientImpl& client,
 enum class ReleaseResult { not_held = -1, decremented = 0, released = 1, mismatch = 2 };
 
 // Sends one release of `state` expecting `expected` holds before it, and
-// waits for its reply: a single attempt. Sets ec on failure; timeout and
+// waits for its reply: a single attempt. A partial release re-arms the lease
+// on the server, so it extends the local deadline from when it was sent. Sets
+// ec on failure; timeout and
 // connection_lost mean the outcome is unknown (hand it to PendingRelease).
 ReleaseResult release_blocking(ClientImpl& client,
-                               const LeaseState& state,
+                               LeaseState& state,
                                std::uint32_t expected,
                                std::error_code& ec);
 

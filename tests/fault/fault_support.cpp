@@ -117,7 +117,8 @@ long long subscribers(const test::RedisServer& server, const std::string& channe
 }
 
 std::string unlock_channel(const std::string& name) {
-  return "redisson_lock__channel:{" + name + "}";
+  return name.find('{') == std::string::npos ? "redisson_lock__channel:{" + name + "}"
+                                             : "redisson_lock__channel:" + name;
 }
 
 Worker::Worker(const std::vector<std::string>& argv) {

@@ -6,7 +6,7 @@
 -- caller passes the hold count it expects before this release, so a retry of
 -- a call whose reply was lost changes nothing.
 -- KEYS[1]  the lock hash
--- ARGV[1]  lease in milliseconds (unused; kept for Redisson's argument order)
+-- ARGV[1]  lease in milliseconds: a partial unlock re-arms it, as Redisson's does
 -- ARGV[2]  owner id
 -- ARGV[3]  the owner's hold count before this release
 -- ARGV[4]  the unlock channel; ARGV[5] the unlock message
@@ -21,6 +21,7 @@ if tonumber(count) ~= tonumber(ARGV[3]) then
 end
 if tonumber(count) > 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], -1)
+  redis.call('pexpire', KEYS[1], ARGV[1])
   return 0
 end
 redis.call('del', KEYS[1])
