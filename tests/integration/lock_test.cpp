@@ -65,6 +65,14 @@ bool eventually(Pred pred, std::chrono::milliseconds bound) {
   return true;
 }
 
+// How many EVALSHA calls the server has run (INFO commandstats).
+long long evalsha_calls(Client& client) {
+  const std::string stats = client.command("INFO", "commandstats").as_string();
+  const std::string field = "cmdstat_evalsha:calls=";
+  const auto at = stats.find(field);
+  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
+}
+
 TEST(Lock, LockAndUnlockTwiceInARow) {
   RedisServer server;
   Client client(options_for(server));
@@ -202,19 +210,40 @@ TEST(Lock, ClosedClientsLockDisappearsWithinTheWatchdogTimeout) {
 
 TEST(Lock, WaiterIsWokenByTheUnlockNotByExpiry) {
   RedisServer server;
-  Client holder(options_for(server));  // 30 s watchdog lease
+  Client holder(options_for(server));
   Client waiter(options_for(server));
   Lock held = holder.lock("wake");
-  held.lock();
+  // A fixed 10 min lease: the waiter's fallback retry (at the holder's TTL)
+  // and its own 5 min wait both lie far beyond the 10 s bound on the
+  // wake-up below, so only the unlock message can get it in within the bound.
+  held.lock(10min);
   auto waited = std::async(std::launch::async, [&] {
     Lock lock = waiter.lock("wake");
-    const bool got = lock.try_lock_for(10s);  // far shorter than the 30 s lease
+    std::error_code ec;
+    const bool got = lock.try_lock_for(5min, std::nullopt, ec);
     if (got) lock.unlock();
     return got;
   });
-  std::this_thread::sleep_for(200ms);  // the scenario: hold for a while, then unlock
+  // Unlock only once the waiter is asleep: subscribed, and its retry after
+  // subscribing (ARCHITECTURE.md: subscribe before retrying) has run on the
+  // server and found the lock held. Three acquire EVALSHAs: the holder's, the
+  // waiter's first attempt and that retry. Unlocking earlier would let the
+  // retry take the free lock without any wake-up.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return holder.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{wake}")
+                   .as_array()[1]
+                   .as_integer() > 0;
+      },
+      10s))
+      << "the waiter never subscribed";
+  ASSERT_TRUE(eventually([&] { return evalsha_calls(holder) >= 3; }, 10s))
+      << "the waiter never retried after subscribing";
   held.unlock();
-  EXPECT_TRUE(waited.get()) << "the waiter was not woken by the unlock";
+  const bool woken = waited.wait_for(10s) == std::future_status::ready;
+  if (!woken) waiter.close();  // ends the 5 min wait, so a failure does not hang
+  ASSERT_TRUE(woken) << "the waiter was not woken by the unlock";
+  EXPECT_TRUE(waited.get()) << "the woken waiter did not get the lock";
 }
 
 TEST(Lock, ForceUnlockFromAnotherClientFreesTheLockAndWakesWaiters) {
