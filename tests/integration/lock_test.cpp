@@ -3,6 +3,7 @@
 
 #include <asio/use_future.hpp>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <future>
@@ -405,6 +406,20 @@ TEST(Lock, WaitThatTimesOutLeavesNoSubscriptionAndNoRenewalBehind) {
   holder.lock("timed-out").unlock();
 }
 
+// The scripts named in the server's SLOWLOG, oldest first (with
+// slowlog-log-slower-than 0 it records every command and its arguments).
+std::vector<std::string> scripts_run(Client& client) {
+  std::vector<std::string> shas;
+  const Value log = client.command("SLOWLOG", "GET", "1000");
+  for (auto entry = log.as_array().rbegin(); entry != log.as_array().rend(); ++entry) {
+    const auto& argv = entry->as_array()[3].as_array();
+    std::string command = argv.empty() ? "" : argv[0].as_string();
+    for (char& c : command) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (command == "evalsha" && argv.size() > 1) shas.push_back(argv[1].as_string());
+  }
+  return shas;
+}
+
 TEST(Lock, AcquireThatTimedOutIsUndoneWhenThePausedServerRunsItLater) {
   RedisServer server;
   ClientOptions o = options_for(server);
@@ -413,6 +428,8 @@ TEST(Lock, AcquireThatTimedOutIsUndoneWhenThePausedServerRunsItLater) {
   Lock lock = client.lock("late-acquire");
   lock.lock();  // loads the scripts: a late EVALSHA must find them and run
   lock.unlock();
+  client.command("CONFIG", "SET", "slowlog-log-slower-than", "0", "slowlog-max-len", "1000");
+  client.command("SLOWLOG", "RESET");
   server.pause();
   std::error_code ec;
   lock.lock(ec);
@@ -421,6 +438,10 @@ TEST(Lock, AcquireThatTimedOutIsUndoneWhenThePausedServerRunsItLater) {
   // Replies come in order on the one connection: once this PING is answered,
   // the late acquire and the release sent after it have both run.
   EXPECT_EQ(client.command("PING").as_string(), "PONG");
+  const auto& scripts = script::scripts();
+  EXPECT_EQ(scripts_run(client),
+            (std::vector<std::string>{scripts.acquire.sha1, scripts.release.sha1}))
+      << "the server must have run the timed-out acquire, then its undo";
   EXPECT_EQ(client.command("EXISTS", "late-acquire").as_integer(), 0)
       << "the acquire that ran after its timeout was left holding the lock";
   EXPECT_EQ(client.impl()->watchdog().size(), 0u);
