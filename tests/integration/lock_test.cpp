@@ -197,16 +197,45 @@ TEST(Lock, WatchdogKeepsTheLockPastItsTimeoutAndNobodyElseGetsIt) {
   lock.unlock();
 }
 
-TEST(Lock, ClosedClientsLockDisappearsWithinTheWatchdogTimeout) {
+// Client::close(): "stops renewing leases (they then expire on the server
+// after their TTL)".
+TEST(Lock, ClosedClientsLockIsNoLongerRenewedAndExpiresOnTheServerWithinTheWatchdogTimeout) {
   RedisServer server;
   Client other(options_for(server));
   {
-    Client holder(options_for(server, 1s));
+    ClientOptions o = options_for(server, 1s);
+    o.client_name = "closing-holder";
+    Client holder(o);
     holder.lock("abandoned").lock();
     holder.close();
   }
-  EXPECT_LE(other.command("PTTL", "abandoned").as_integer(), 1000);
-  EXPECT_TRUE(other.lock("abandoned").try_lock_for(5s));
+  // Once the server has dropped the holder's connections it has run every
+  // command they sent, including a renewal sent just before the close.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return other.command("CLIENT", "LIST").as_string().find("name=closing-holder") ==
+               std::string::npos;
+      },
+      10s))
+      << "the closed Client's connections are still open";
+  // Still there, expiring within the 1 s watchdog timeout: the last renewal
+  // set at most 1000 ms, and close() neither deleted nor extended the key.
+  const long long pttl = other.command("PTTL", "abandoned").as_integer();
+  ASSERT_GT(pttl, 0) << "close() removed the lock instead of letting it expire";
+  EXPECT_LE(pttl, 1000);
+  // Not renewed after the close: the expiry time the server holds never
+  // changes until the key is gone. (-2: no such key.)
+  const long long expires_at = other.command("PEXPIRETIME", "abandoned").as_integer();
+  long long seen = expires_at;
+  ASSERT_TRUE(eventually(
+      [&] {
+        seen = other.command("PEXPIRETIME", "abandoned").as_integer();
+        return seen != expires_at;
+      },
+      10s))
+      << "the key never expired";
+  EXPECT_EQ(seen, -2) << "the closed Client's lock was renewed (expiry moved to " << seen << ")";
+  EXPECT_TRUE(other.lock("abandoned").try_lock());
 }
 
 TEST(Lock, WaiterIsWokenByTheUnlockNotByExpiry) {
@@ -272,16 +301,26 @@ TEST(Lock, ForceUnlockFromAnotherClientFreesTheLockAndWakesWaiters) {
   EXPECT_FALSE(admin.lock("forced").force_unlock()) << "nothing left to delete";
 }
 
-TEST(Lock, DeletedKeyRequestsTheStopTokenWithinOneRenewalPeriod) {
+// The renewal finds the key gone and reports it as taken, well before the
+// 900 ms lease would run out (which would report it as expired).
+TEST(Lock, DeletedKeyIsFoundByARenewalWhichRequestsTheStopTokenBeforeTheLeaseRunsOut) {
   RedisServer server;
-  Client client(options_for(server, 900ms));
+  std::promise<LeaseLostEvent::Reason> reason;
+  ClientOptions o = options_for(server, 900ms);
+  o.on_lease_lost = [&](const LeaseLostEvent& e) { reason.set_value(e.reason); };
+  Client client(o);
   Lock lock = client.lock("deleted");
   lock.lock();
   std::stop_token token = lock.stop_token();
   EXPECT_FALSE(token.stop_requested());
   client.command("DEL", "deleted");
-  EXPECT_TRUE(wait_for_stop(token, 5s));
+  ASSERT_TRUE(wait_for_stop(token, 10s));
   EXPECT_FALSE(lock.lease_valid());
+  // on_lease_lost runs right after the stop request, on the I/O thread.
+  auto reported = reason.get_future();
+  ASSERT_EQ(reported.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(reported.get(), LeaseLostEvent::Reason::taken)
+      << "the loss was found by the lease running out, not by a renewal";
   std::error_code ec;
   lock.unlock(ec);
   EXPECT_EQ(ec, errc::lease_lost);
