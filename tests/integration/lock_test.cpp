@@ -301,12 +301,13 @@ TEST(Lock, ForceUnlockFromAnotherClientFreesTheLockAndWakesWaiters) {
   EXPECT_FALSE(admin.lock("forced").force_unlock()) << "nothing left to delete";
 }
 
-// The renewal finds the key gone and reports it as taken, well before the
-// 900 ms lease would run out (which would report it as expired).
+// A renewal finds the key gone and reports it as taken, before the 3 s lease
+// would run out (which would report it as expired). Renewals go out every 1
+// to 1.5 s, so only a renewal delayed past the lease could lose that race.
 TEST(Lock, DeletedKeyIsFoundByARenewalWhichRequestsTheStopTokenBeforeTheLeaseRunsOut) {
   RedisServer server;
   std::promise<LeaseLostEvent::Reason> reason;
-  ClientOptions o = options_for(server, 900ms);
+  ClientOptions o = options_for(server, 3s);
   o.on_lease_lost = [&](const LeaseLostEvent& e) { reason.set_value(e.reason); };
   Client client(o);
   Lock lock = client.lock("deleted");
