@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Turns the JSON lines of one scripts/bench.sh run into <out>.json, a
 markdown table <out>.md and two gnuplot charts (<out>-throughput.png,
-<out>-handoff.png). Every figure is given with its ratio to the server's
-limit and to the best peer measured in the same run.
+<out>-handoff.png). Every figure is given with its ratio to references
+measured in the same run: redis-benchmark with -P 16 (the server's limit on
+our scripts), redis-benchmark without pipelining (what its one thread on the
+client core drives, not a server limit) and the best peer.
 
     report.py --raw LINES --facts JSON --out PREFIX --command TEXT
 """
@@ -94,7 +96,8 @@ class Run:
 
     def round_ratio(self, lib, threads, against):
         """Median over rounds of pairs/s divided by the same round's reference:
-        against="limit16" / "limit1" (server pair limit) or "peer" (best peer)."""
+        against="limit16" (server pair limit, -P 16), "limit1" (redis-benchmark's
+        pair rate without pipelining: its client core's limit) or "peer" (best peer)."""
         ratios = []
         rounds = sorted({l.get("round") for l in self.raw if l.get("scenario") == "uncontended"
                          and l.get("round")})
@@ -203,7 +206,8 @@ def goals_table(run):
 
 
 def uncontended_table(run):
-    rows = ["| library | threads | pairs/s | × server limit -P 16 | × server limit no pipeline "
+    rows = ["| library | threads | pairs/s | × server limit -P 16 "
+            "| × redis-benchmark -P 1 (client-core limit) "
             "| × best peer | acquire p50 µs | p99 µs | p99.9 µs | round trips/pair "
             "| CPU µs/pair client, server | CPU % of a core client, server "
             "| client context switches/pair |",
@@ -265,7 +269,10 @@ def watchdog_table(run):
 
 
 def limits_table(run):
-    rows = ["| redis-benchmark | clients | pipeline | requests/s | p50 ms |", "|---|---|---|---|---|"]
+    rows = ["redis-benchmark runs on the client core. With -P 16 it keeps the server busy: "
+            "those rows are the server's limit. Without pipelining (-P 1) its one thread on the "
+            "client core is the limit, not the server.", "",
+            "| redis-benchmark | clients | pipeline | requests/s | p50 ms |", "|---|---|---|---|---|"]
     for line in run.lines:
         if line.get("scenario") == "server_limit":
             extra = (f" (real release path: {line['full_path_share']:.0%})"
@@ -292,7 +299,11 @@ def client_goals(run):
 
 
 def client_table(run):
-    rows = ["| op | threads | one distlock Client ops/s | redis-benchmark same -c | ratio "
+    n = max([l.get("rounds", 1) for l in run.lines if l.get("bench") == "client_throughput"] + [1])
+    rows = [f"Medians over {n} round(s); each ratio is taken within a round (redis-benchmark run "
+            "back to back with distlock, in an order that rotates from round to round) and the "
+            "median of those ratios is shown. redis-benchmark runs on the client core.", "",
+            "| op | threads | one distlock Client ops/s | redis-benchmark same -c | ratio "
             "| redis-benchmark -P 16 | ratio |", "|---|---|---|---|---|---|---|"]
     for line in run.lines:
         if line.get("bench") == "client_throughput":
@@ -336,7 +347,7 @@ set grid
 set key outside right top vertical Left reverse samplen 2 width -3
 plot {plot_lines}, \\
   {limit16} with lines dt 2 lc rgb 'black' title 'server limit, -P 16', \\
-  {limit1} with lines dt 3 lc rgb 'gray40' title 'server limit, no pipeline'
+  {limit1} with lines dt 3 lc rgb 'gray40' title 'redis-benchmark -P 1 (client-core limit)'
 reset
 set terminal pngcairo size 960,600 font 'sans,11'
 set output '{out}-handoff.png'
@@ -392,7 +403,8 @@ def main():
         ("Uncontended (distinct name per thread, one client)", uncontended_table(run)),
         ("Contended (2 processes x 8 threads, one name)", contended_table(run)),
         ("Watchdog (10,000 leases, 3 s lease)", watchdog_table(run)),
-        ("Server limit (same server, same run)", limits_table(run)),
+        ("Server limit and redis-benchmark references (same server, same run)",
+         limits_table(run)),
         ("One Client vs redis-benchmark (issue 2)", client_goals(run) + [""] + client_table(run)),
     ]
     for title, rows in sections:

@@ -3,6 +3,7 @@
 
 #include <asio/use_future.hpp>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <future>
@@ -63,6 +64,14 @@ bool eventually(Pred pred, std::chrono::milliseconds bound) {
     std::this_thread::sleep_for(5ms);
   }
   return true;
+}
+
+// How many EVALSHA calls the server has run (INFO commandstats).
+long long evalsha_calls(Client& client) {
+  const std::string stats = client.command("INFO", "commandstats").as_string();
+  const std::string field = "cmdstat_evalsha:calls=";
+  const auto at = stats.find(field);
+  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
 }
 
 TEST(Lock, LockAndUnlockTwiceInARow) {
@@ -188,33 +197,83 @@ TEST(Lock, WatchdogKeepsTheLockPastItsTimeoutAndNobodyElseGetsIt) {
   lock.unlock();
 }
 
-TEST(Lock, ClosedClientsLockDisappearsWithinTheWatchdogTimeout) {
+// Client::close(): "stops renewing leases (they then expire on the server
+// after their TTL)".
+TEST(Lock, ClosedClientsLockIsNoLongerRenewedAndExpiresOnTheServerWithinTheWatchdogTimeout) {
   RedisServer server;
   Client other(options_for(server));
   {
-    Client holder(options_for(server, 1s));
+    ClientOptions o = options_for(server, 1s);
+    o.client_name = "closing-holder";
+    Client holder(o);
     holder.lock("abandoned").lock();
     holder.close();
   }
-  EXPECT_LE(other.command("PTTL", "abandoned").as_integer(), 1000);
-  EXPECT_TRUE(other.lock("abandoned").try_lock_for(5s));
+  // Once the server has dropped the holder's connections it has run every
+  // command they sent, including a renewal sent just before the close.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return other.command("CLIENT", "LIST").as_string().find("name=closing-holder") ==
+               std::string::npos;
+      },
+      10s))
+      << "the closed Client's connections are still open";
+  // Still there, expiring within the 1 s watchdog timeout: the last renewal
+  // set at most 1000 ms, and close() neither deleted nor extended the key.
+  const long long pttl = other.command("PTTL", "abandoned").as_integer();
+  ASSERT_GT(pttl, 0) << "close() removed the lock instead of letting it expire";
+  EXPECT_LE(pttl, 1000);
+  // Not renewed after the close: the expiry time the server holds never
+  // changes until the key is gone. (-2: no such key.)
+  const long long expires_at = other.command("PEXPIRETIME", "abandoned").as_integer();
+  long long seen = expires_at;
+  ASSERT_TRUE(eventually(
+      [&] {
+        seen = other.command("PEXPIRETIME", "abandoned").as_integer();
+        return seen != expires_at;
+      },
+      10s))
+      << "the key never expired";
+  EXPECT_EQ(seen, -2) << "the closed Client's lock was renewed (expiry moved to " << seen << ")";
+  EXPECT_TRUE(other.lock("abandoned").try_lock());
 }
 
 TEST(Lock, WaiterIsWokenByTheUnlockNotByExpiry) {
   RedisServer server;
-  Client holder(options_for(server));  // 30 s watchdog lease
+  Client holder(options_for(server));
   Client waiter(options_for(server));
   Lock held = holder.lock("wake");
-  held.lock();
+  // A fixed 10 min lease: the waiter's fallback retry (at the holder's TTL)
+  // and its own 5 min wait both lie far beyond the 10 s bound on the
+  // wake-up below, so only the unlock message can get it in within the bound.
+  held.lock(10min);
   auto waited = std::async(std::launch::async, [&] {
     Lock lock = waiter.lock("wake");
-    const bool got = lock.try_lock_for(10s);  // far shorter than the 30 s lease
+    std::error_code ec;
+    const bool got = lock.try_lock_for(5min, std::nullopt, ec);
     if (got) lock.unlock();
     return got;
   });
-  std::this_thread::sleep_for(200ms);  // the scenario: hold for a while, then unlock
+  // Unlock only once the waiter is asleep: subscribed, and its retry after
+  // subscribing (ARCHITECTURE.md: subscribe before retrying) has run on the
+  // server and found the lock held. Three acquire EVALSHAs: the holder's, the
+  // waiter's first attempt and that retry. Unlocking earlier would let the
+  // retry take the free lock without any wake-up.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return holder.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{wake}")
+                   .as_array()[1]
+                   .as_integer() > 0;
+      },
+      10s))
+      << "the waiter never subscribed";
+  ASSERT_TRUE(eventually([&] { return evalsha_calls(holder) >= 3; }, 10s))
+      << "the waiter never retried after subscribing";
   held.unlock();
-  EXPECT_TRUE(waited.get()) << "the waiter was not woken by the unlock";
+  const bool woken = waited.wait_for(10s) == std::future_status::ready;
+  if (!woken) waiter.close();  // ends the 5 min wait, so a failure does not hang
+  ASSERT_TRUE(woken) << "the waiter was not woken by the unlock";
+  EXPECT_TRUE(waited.get()) << "the woken waiter did not get the lock";
 }
 
 TEST(Lock, ForceUnlockFromAnotherClientFreesTheLockAndWakesWaiters) {
@@ -242,16 +301,27 @@ TEST(Lock, ForceUnlockFromAnotherClientFreesTheLockAndWakesWaiters) {
   EXPECT_FALSE(admin.lock("forced").force_unlock()) << "nothing left to delete";
 }
 
-TEST(Lock, DeletedKeyRequestsTheStopTokenWithinOneRenewalPeriod) {
+// A renewal finds the key gone and reports it as taken, before the 3 s lease
+// would run out (which would report it as expired). Renewals go out every 1
+// to 1.5 s, so only a renewal delayed past the lease could lose that race.
+TEST(Lock, DeletedKeyIsFoundByARenewalWhichRequestsTheStopTokenBeforeTheLeaseRunsOut) {
   RedisServer server;
-  Client client(options_for(server, 900ms));
+  std::promise<LeaseLostEvent::Reason> reason;
+  ClientOptions o = options_for(server, 3s);
+  o.on_lease_lost = [&](const LeaseLostEvent& e) { reason.set_value(e.reason); };
+  Client client(o);
   Lock lock = client.lock("deleted");
   lock.lock();
   std::stop_token token = lock.stop_token();
   EXPECT_FALSE(token.stop_requested());
   client.command("DEL", "deleted");
-  EXPECT_TRUE(wait_for_stop(token, 5s));
+  ASSERT_TRUE(wait_for_stop(token, 10s));
   EXPECT_FALSE(lock.lease_valid());
+  // on_lease_lost runs right after the stop request, on the I/O thread.
+  auto reported = reason.get_future();
+  ASSERT_EQ(reported.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(reported.get(), LeaseLostEvent::Reason::taken)
+      << "the loss was found by the lease running out, not by a renewal";
   std::error_code ec;
   lock.unlock(ec);
   EXPECT_EQ(ec, errc::lease_lost);
@@ -376,6 +446,20 @@ TEST(Lock, WaitThatTimesOutLeavesNoSubscriptionAndNoRenewalBehind) {
   holder.lock("timed-out").unlock();
 }
 
+// The scripts named in the server's SLOWLOG, oldest first (with
+// slowlog-log-slower-than 0 it records every command and its arguments).
+std::vector<std::string> scripts_run(Client& client) {
+  std::vector<std::string> shas;
+  const Value log = client.command("SLOWLOG", "GET", "1000");
+  for (auto entry = log.as_array().rbegin(); entry != log.as_array().rend(); ++entry) {
+    const auto& argv = entry->as_array()[3].as_array();
+    std::string command = argv.empty() ? "" : argv[0].as_string();
+    for (char& c : command) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (command == "evalsha" && argv.size() > 1) shas.push_back(argv[1].as_string());
+  }
+  return shas;
+}
+
 TEST(Lock, AcquireThatTimedOutIsUndoneWhenThePausedServerRunsItLater) {
   RedisServer server;
   ClientOptions o = options_for(server);
@@ -384,6 +468,8 @@ TEST(Lock, AcquireThatTimedOutIsUndoneWhenThePausedServerRunsItLater) {
   Lock lock = client.lock("late-acquire");
   lock.lock();  // loads the scripts: a late EVALSHA must find them and run
   lock.unlock();
+  client.command("CONFIG", "SET", "slowlog-log-slower-than", "0", "slowlog-max-len", "1000");
+  client.command("SLOWLOG", "RESET");
   server.pause();
   std::error_code ec;
   lock.lock(ec);
@@ -392,6 +478,10 @@ TEST(Lock, AcquireThatTimedOutIsUndoneWhenThePausedServerRunsItLater) {
   // Replies come in order on the one connection: once this PING is answered,
   // the late acquire and the release sent after it have both run.
   EXPECT_EQ(client.command("PING").as_string(), "PONG");
+  const auto& scripts = script::scripts();
+  EXPECT_EQ(scripts_run(client),
+            (std::vector<std::string>{scripts.acquire.sha1, scripts.release.sha1}))
+      << "the server must have run the timed-out acquire, then its undo";
   EXPECT_EQ(client.command("EXISTS", "late-acquire").as_integer(), 0)
       << "the acquire that ran after its timeout was left holding the lock";
   EXPECT_EQ(client.impl()->watchdog().size(), 0u);

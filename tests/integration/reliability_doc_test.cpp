@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <asio/use_future.hpp>
 #include <chrono>
 #include <condition_variable>
@@ -179,6 +180,23 @@ class RefusingPort {
   std::uint16_t port_ = 0;
 };
 
+// The data of the server `c` is connected to, key by key: its type, its
+// serialized value (DUMP) and whether it expires (the TTL itself moves with
+// time; whether there is one does not).
+std::string dataset(Client& c) {
+  std::vector<std::string> keys;
+  const Value all = c.command("KEYS", "*");
+  for (const Value& key : all.as_array()) keys.push_back(key.as_string());
+  std::sort(keys.begin(), keys.end());
+  std::string out;
+  for (const auto& key : keys) {
+    out += key + " " + c.command("TYPE", key).as_string() + " " +
+           c.command("DUMP", key).to_string() +
+           (c.command("PTTL", key).as_integer() >= 0 ? " expires" : " persistent") + "\n";
+  }
+  return out;
+}
+
 struct Env {
   RedisServer server;
   RedisServer auth_server{[] {
@@ -187,11 +205,29 @@ struct Env {
     return o;
   }()};
   RefusingPort refusing;
+  // Read the data of both servers before and after each bad call.
+  Client observer{ClientOptions::from_uri(server.uri())};
+  Client auth_observer{ClientOptions::from_uri(auth_server.uri())};
+  // Per row: how many bad calls were compared, and what they changed.
+  int compared = 0;
+  std::vector<std::string> changes;
 
   ClientOptions options() const {
     ClientOptions o = ClientOptions::from_uri(server.uri());
     o.watchdog_timeout = 2s;
     return o;
+  }
+
+  // What the bad call `f` reported (code_of), after checking that it left
+  // the data of both servers as it found them: a rejected call changes nothing.
+  template <class F>
+  std::error_code unchanged(F f) {
+    const std::string before = dataset(observer) + "--\n" + dataset(auth_observer);
+    const std::error_code ec = code_of(std::move(f));
+    const std::string after = dataset(observer) + "--\n" + dataset(auth_observer);
+    ++compared;
+    if (before != after) changes.push_back("before:\n" + before + "after:\n" + after);
+    return ec;
   }
 };
 
@@ -203,16 +239,18 @@ Check constructing(Change change) {
   return [change](Env& env) {
     ClientOptions o = env.options();
     change(o);
-    return code_of([&] { Client c(std::move(o)); });
+    return env.unchanged([&] { Client c(std::move(o)); });
   };
 }
 
-// f(Client&) on a fresh Client, or on one already closed.
+// The bad call f(Client&) on a fresh Client, on one already closed, or on
+// one that setup(Client&) prepared first (setup may change the server; the
+// bad call after it may not).
 template <class F>
 Check on_client(F f) {
   return [f](Env& env) {
     Client c(env.options());
-    return code_of([&] { return f(c); });
+    return env.unchanged([&] { return f(c); });
   };
 }
 template <class F>
@@ -220,8 +258,20 @@ Check on_closed_client(F f) {
   return [f](Env& env) {
     Client c(env.options());
     c.close();
-    return code_of([&] { return f(c); });
+    return env.unchanged([&] { return f(c); });
   };
+}
+template <class Setup, class F>
+Check on_client_after(Setup setup, F f) {
+  return [setup, f](Env& env) {
+    Client c(env.options());
+    setup(c);
+    return env.unchanged([&] { return f(c); });
+  };
+}
+
+void set_a_string(Client& c) {
+  c.command("SET", "a-string", "x");
 }
 
 Check parsing(std::string uri) {
@@ -239,21 +289,25 @@ std::error_code on_io_thread(Client& client, const std::function<std::error_code
 
 // Holds `name` on this thread, has another thread unlock it, and reports
 // what that thread was told.
-std::error_code unlock_from_other_thread(Client& c, const std::string& name) {
+std::error_code unlock_from_other_thread(Env& env, Client& c, const std::string& name) {
   Lock lock = c.lock(name);
   lock.lock();
-  const std::error_code ec = std::async(std::launch::async, [&] {
-                               std::error_code e;
-                               lock.unlock(e);
-                               return e;
-                             }).get();
+  const std::error_code ec = env.unchanged([&] {
+    return std::async(std::launch::async,
+                      [&] {
+                        std::error_code e;
+                        lock.unlock(e);
+                        return e;
+                      })
+        .get();
+  });
   lock.unlock();
   return ec;
 }
 
 // Locks on this thread, has the server lose the hold, and locks again before
 // unlocking the lost hold.
-std::error_code lock_again_after_loss(Client& c) {
+std::error_code lock_again_after_loss(Env& env, Client& c) {
   Lock lock = c.lock("lost-hold");
   lock.lock();
   std::mutex m;
@@ -269,19 +323,40 @@ std::error_code lock_again_after_loss(Client& c) {
     std::unique_lock g(m);
     if (!cv.wait_for(g, 10s, [&] { return stopped; })) return errc::timeout;
   }
-  std::error_code ec;
-  lock.lock(ec);
+  const std::error_code ec = env.unchanged([&] {
+    std::error_code e;
+    lock.lock(e);
+    return e;
+  });
   std::error_code ignored;
   lock.unlock(ignored);
   return ec;
 }
 
-std::error_code release_twice(Client& c) {
+std::error_code release_twice(Env& env, Client& c) {
   Lease lease = c.lock("twice").acquire();
   std::error_code ec;
   lease.release(ec);
-  if (!ec) lease.release(ec);
-  return ec;
+  if (ec) return ec;
+  return env.unchanged([&] {
+    lease.release(ec);
+    return ec;
+  });
+}
+
+// Releases a Lease `prepare(Client&)` returns, after `prepare` has done
+// whatever the row describes to it.
+template <class Prepare>
+Check releasing(Prepare prepare) {
+  return [prepare](Env& env) {
+    Client c(env.options());
+    Lease lease = prepare(c);
+    return env.unchanged([&] {
+      std::error_code ec;
+      lease.release(ec);
+      return ec;
+    });
+  };
 }
 
 std::map<std::string, Check> uri_checks() {
@@ -310,12 +385,12 @@ std::map<std::string, Check> client_checks() {
       {"client.refused",
        [](Env& env) {
          const std::string uri = "redis://127.0.0.1:" + std::to_string(env.refusing.port());
-         return code_of([&] { Client c(uri); });
+         return env.unchanged([&] { Client c(uri); });
        }},
       {"client.wrong_password",
        [](Env& env) {
          const std::string port = std::to_string(env.auth_server.port());
-         return code_of([&] { Client c("redis://:wrong@127.0.0.1:" + port); });
+         return env.unchanged([&] { Client c("redis://:wrong@127.0.0.1:" + port); });
        }},
       {"client.db_out_of_range", constructing([](ClientOptions& o) { o.db = 99; })},
       {"options.host_empty", constructing([](ClientOptions& o) { o.host.clear(); })},
@@ -393,11 +468,12 @@ std::map<std::string, Check> lock_checks() {
          return ec;
        })},
       {"unlock.other_thread",
-       on_client([](Client& c) { return unlock_from_other_thread(c, "held-here"); })},
-      {"lock.wrong_type", on_client([](Client& c) {
-         c.command("SET", "a-string", "x");
-         c.lock("a-string").lock();
-       })},
+       [](Env& env) {
+         Client c(env.options());
+         return unlock_from_other_thread(env, c, "held-here");
+       }},
+      {"lock.wrong_type",
+       on_client_after(set_a_string, [](Client& c) { c.lock("a-string").lock(); })},
       {"lock.after_close", on_closed_client([](Client& c) { c.lock("x").lock(); })},
       {"lock.on_io_thread", on_client([](Client& c) {
          Lock lock = c.lock("io");
@@ -407,13 +483,15 @@ std::map<std::string, Check> lock_checks() {
            return ec;
          });
        })},
-      {"lock.again_after_loss", on_client(lock_again_after_loss)},
+      {"lock.again_after_loss",
+       [](Env& env) {
+         Client c(env.options());
+         return lock_again_after_loss(env, c);
+       }},
       {"force_unlock.after_close", on_closed_client([](Client& c) { c.lock("x").force_unlock(); })},
       {"is_locked.after_close", on_closed_client([](Client& c) { c.lock("x").is_locked(); })},
-      {"hold_count.wrong_type", on_client([](Client& c) {
-         c.command("SET", "a-string", "x");
-         c.lock("a-string").hold_count();
-       })},
+      {"hold_count.wrong_type",
+       on_client_after(set_a_string, [](Client& c) { c.lock("a-string").hold_count(); })},
       {"remaining_ttl.after_close",
        on_closed_client([](Client& c) { c.lock("x").remaining_ttl(); })},
       {"try_acquire_for.wait_negative",
@@ -425,10 +503,8 @@ std::map<std::string, Check> lock_checks() {
          c.lock("bad").try_acquire_for(-1ms, std::nullopt, ec);
          return ec;
        })},
-      {"acquire.wrong_type", on_client([](Client& c) {
-         c.command("SET", "a-string", "x");
-         c.lock("a-string").acquire();
-       })},
+      {"acquire.wrong_type",
+       on_client_after(set_a_string, [](Client& c) { c.lock("a-string").acquire(); })},
       {"acquire.after_close", on_closed_client([](Client& c) { c.lock("x").acquire(); })},
       {"async_acquire.after_close",
        on_closed_client([](Client& c) { c.lock("x").async_acquire(asio::use_future).get(); })},
@@ -444,34 +520,36 @@ std::map<std::string, Check> lease_and_fencing_checks() {
          empty.release(ec);
          return ec;
        }},
-      {"release.twice", on_client(release_twice)},
-      {"release.moved_from", on_client([](Client& c) {
+      {"release.twice",
+       [](Env& env) {
+         Client c(env.options());
+         return release_twice(env, c);
+       }},
+      {"release.moved_from",
+       [](Env& env) {
+         Client c(env.options());
          Lease lease = c.lock("moved").acquire();
          Lease taker = std::move(lease);
-         std::error_code ec;
-         lease.release(ec);  // NOLINT(bugprone-use-after-move): the case under test
-         return ec;
-       })},
-      {"release.after_close", on_client([](Client& c) {
+         return env.unchanged([&] {
+           std::error_code ec;
+           lease.release(ec);  // NOLINT(bugprone-use-after-move): the case under test
+           return ec;
+         });
+       }},
+      {"release.after_close", releasing([](Client& c) {
          Lease lease = c.lock("closing").acquire();
          c.close();
-         std::error_code ec;
-         lease.release(ec);
-         return ec;
+         return lease;
        })},
-      {"release.after_key_deleted", on_client([](Client& c) {
+      {"release.after_key_deleted", releasing([](Client& c) {
          Lease lease = c.lock("deleted").acquire();
          c.command("DEL", "deleted");
-         std::error_code ec;
-         lease.release(ec);
-         return ec;
+         return lease;
        })},
       {"fence_key.empty", [](Env&) { return code_of([] { fence_key(""); }); }},
       {"fenced_set.key_empty", on_client([](Client& c) { fenced_set(c, "", "v", 1); })},
-      {"fenced_hset.wrong_type", on_client([](Client& c) {
-         c.command("SET", "a-string", "x");
-         fenced_hset(c, "a-string", "f", "v", 1);
-       })},
+      {"fenced_hset.wrong_type",
+       on_client_after(set_a_string, [](Client& c) { fenced_hset(c, "a-string", "f", "v", 1); })},
       {"fenced_set.after_close", on_closed_client([](Client& c) {
          std::error_code ec;
          fenced_set(c, "k", "v", 1, ec);
@@ -526,8 +604,20 @@ TEST(ReliabilityDoc, EveryBadInputRowReturnsItsDocumentedErrorAgainstARealServer
       ADD_FAILURE() << "docs/reliability.md row '" << id << "' has no check in this test";
       continue;
     }
+    env.observer.command("FLUSHALL");  // no key left by an earlier row expires mid-row
+    env.compared = 0;
+    env.changes.clear();
     const std::string got = code_name(check->second(env));
     EXPECT_EQ(got, expected) << "row '" << id << "' (" << row[1] << ", " << row[2] << ")";
+    // Only parsing and a default-constructed Lease reach no server.
+    const bool reaches_a_server =
+        id.rfind("from_uri.", 0) != 0 && id != "fence_key.empty" && id != "release.empty_lease";
+    if (reaches_a_server) {
+      EXPECT_GT(env.compared, 0) << "row '" << id << "' does not check the server's data";
+    }
+    for (const auto& change : env.changes) {
+      ADD_FAILURE() << "row '" << id << "' changed the server's data:\n" << change;
+    }
   }
   for (const auto& [id, check] : checks) {
     EXPECT_TRUE(documented.count(id)) << "check '" << id << "' has no row in docs/reliability.md";

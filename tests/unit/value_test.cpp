@@ -41,11 +41,28 @@ TEST(Value, DefaultConstructedIsNil) {
   EXPECT_FALSE(v.is_string() || v.is_integer() || v.is_array() || v.is_error());
 }
 
-TEST(Value, IntegerHoldsTheFullInt64Range) {
-  EXPECT_EQ(Value::integer(std::numeric_limits<std::int64_t>::min()).as_integer(),
-            std::numeric_limits<std::int64_t>::min());
-  EXPECT_EQ(Value::integer(-1).as_integer(), -1);
-  EXPECT_TRUE(Value::integer(0).is_integer());
+TEST(Value, IntegerRoundTripsBothInt64EndsAndTheValuesAnInt32OrADoubleWouldChange) {
+  using Limits = std::numeric_limits<std::int64_t>;
+  // Both ends and their neighbours, the first values a double rounds (2^53 + 1),
+  // values past 32 bits, and small ones.
+  const std::int64_t values[] = {Limits::min(),
+                                 Limits::min() + 1,
+                                 Limits::max(),
+                                 Limits::max() - 1,
+                                 (1LL << 53) + 1,
+                                 -(1LL << 53) - 1,
+                                 (1LL << 32) + 1,
+                                 (1LL << 31),
+                                 -(1LL << 31) - 1,
+                                 -1,
+                                 0,
+                                 1};
+  for (const std::int64_t v : values) {
+    const Value value = Value::integer(v);
+    EXPECT_TRUE(value.is_integer()) << v;
+    EXPECT_EQ(value.as_integer(), v);
+    EXPECT_EQ(value.to_string(), std::to_string(v));
+  }
 }
 
 TEST(Value, AsStringReadsSimpleBulkAndErrorReplies) {
