@@ -95,7 +95,10 @@ ClientImpl::ClientImpl(ClientOptions options)
     const auto& parts = push.as_array();
     // ["message", channel, payload] or ["pmessage", pattern, channel, payload]
     const Value& channel = parts.size() == 3 ? parts[1] : parts[2];
-    if (channel.is_string()) waiters_->on_message(channel.as_string());
+    const Value& payload = parts.back();
+    if (channel.is_string()) {
+      waiters_->on_message(channel.as_string(), payload.is_string() ? payload.as_string() : "");
+    }
   };
   topology_ = std::make_unique<topology::Standalone>(io_, options_, tls_.get(), std::move(data),
                                                      std::move(subscriber));

@@ -54,9 +54,8 @@ void Waiters::confirmed(const std::string& channel) {
   auto it = channels_.find(channel);
   if (it == channels_.end() || closed_) return;
   it->second.confirmed = true;
-  // Copy: a woken waiter may finish and remove itself at once.
-  auto waiters = it->second.waiters;
-  for (auto& w : waiters) {
+  // A copy: a woken waiter may finish and remove itself at once.
+  for (auto& w : it->second.waiters.all()) {
     w->subscribed = true;
     w->wake();
   }
@@ -67,8 +66,7 @@ void Waiters::refused(const std::string& channel, const std::string& reason) {
   if (it == channels_.end() || closed_) return;
   // Waiting without the channel would silently degrade to polling at the
   // holder's TTL: report the refusal instead. Each waiter removes itself.
-  auto waiters = it->second.waiters;
-  for (auto& w : waiters) {
+  for (auto& w : it->second.waiters.all()) {
     w->fail(errc::server_error, "SUBSCRIBE to " + channel + " was refused: " + reason);
   }
 }
@@ -76,7 +74,7 @@ void Waiters::refused(const std::string& channel, const std::string& reason) {
 void Waiters::add(const std::string& channel, const std::shared_ptr<Waiter>& waiter) {
   if (closed_) return waiter->fail(errc::closed, "the client was closed");
   auto [it, inserted] = channels_.try_emplace(channel);
-  it->second.waiters.push_back(waiter);
+  it->second.waiters.push(waiter);
   if (inserted) {
     subscribe(channel);
   } else if (it->second.confirmed) {
@@ -88,14 +86,9 @@ void Waiters::add(const std::string& channel, const std::shared_ptr<Waiter>& wai
 void Waiters::remove(const std::string& channel, Waiter* waiter, bool pass_signal) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
-  auto& list = it->second.waiters;
-  for (auto w = list.begin(); w != list.end(); ++w) {
-    if (w->get() == waiter) {
-      list.erase(w);
-      break;
-    }
-  }
-  if (list.empty()) {
+  auto& queue = it->second.waiters;
+  const bool unused = queue.remove(waiter);
+  if (queue.empty()) {
     channels_.erase(it);
     if (closed_) return;
     std::string payload;
@@ -104,20 +97,14 @@ void Waiters::remove(const std::string& channel, Waiter* waiter, bool pass_signa
     if (connection(channel).submit(std::move(payload), 1, reply)) delete reply;
     return;
   }
-  if (pass_signal && waiter->signaled) on_message(channel);
+  if (pass_signal && unused) on_message(channel, "1");
 }
 
-void Waiters::on_message(const std::string& channel) {
+void Waiters::on_message(const std::string& channel, std::string_view payload) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
-  for (auto& w : it->second.waiters) {
-    if (w->signaled) continue;
-    w->signaled = true;
-    // Hold a reference: wake() may remove the waiter from this list.
-    auto keep = w;
-    keep->wake();
-    return;
-  }
+  // Each woken waiter may remove itself (and so the channel) at once.
+  for (auto& w : it->second.waiters.on_message(payload)) w->wake();
 }
 
 void Waiters::on_connected(bool reconnected) {
@@ -137,7 +124,7 @@ void Waiters::close() {
   auto channels = std::move(channels_);
   channels_.clear();
   for (auto& [channel, entry] : channels) {
-    for (auto& w : entry.waiters) w->fail(errc::closed, "the client was closed");
+    for (auto& w : entry.waiters.all()) w->fail(errc::closed, "the client was closed");
   }
 }
 

@@ -2,11 +2,12 @@
 // Client, reference-counted by the waiters on it. All on the I/O thread.
 #pragma once
 
-#include <deque>
 #include <memory>
 #include <string>
 #include <system_error>
 #include <unordered_map>
+
+#include "runtime/wait_queue.hpp"
 
 namespace distlock::net {
 class Connection;
@@ -15,25 +16,6 @@ class Connection;
 namespace distlock::detail {
 
 class ClientImpl;
-
-// Something waiting for a lock's unlock message.
-class Waiter {
- public:
-  // An unlock was published, or the subscription was (re)confirmed: retry.
-  // May be called while the waiter has an attempt in flight; it then retries
-  // as soon as that attempt comes back contended.
-  virtual void wake() = 0;
-  // Finish with this error (the Client is closing, or the server refused the
-  // subscription).
-  virtual void fail(std::error_code ec, std::string message) = 0;
-  // Set when this waiter was chosen for an unlock message it has not acted on.
-  bool signaled = false;
-  // True once the subscription it waits on is confirmed.
-  bool subscribed = false;
-
- protected:
-  ~Waiter() = default;
-};
 
 class Waiters {
  public:
@@ -46,8 +28,8 @@ class Waiters {
   // Removes it; unsubscribes when it was the last one. A signal it had not
   // acted on passes to the next waiter, so no unlock message is wasted.
   void remove(const std::string& channel, Waiter* waiter, bool pass_signal);
-  // An unlock message on `channel`: wake the first waiter not yet signaled.
-  void on_message(const std::string& channel);
+  // A message on `channel`: wakes the waiters it is for (see WaitQueue).
+  void on_message(const std::string& channel, std::string_view payload);
   // The pub/sub connection came (back) up: resubscribe every channel and wake
   // every waiter, since messages may have been lost while it was down.
   void on_connected(bool reconnected);
@@ -60,7 +42,7 @@ class Waiters {
 
  private:
   struct Channel {
-    std::deque<std::shared_ptr<Waiter>> waiters;
+    WaitQueue waiters;
     bool confirmed = false;
   };
   void subscribe(const std::string& channel);

@@ -3,7 +3,9 @@
 #include "client_impl.hpp"
 #include "distlock/error.hpp"
 #include "runtime/identity.hpp"
+#include "sync/acquire_op.hpp"
 #include "sync/lock_ops.hpp"
+#include "sync/lock_step.hpp"
 
 namespace distlock::detail {
 
@@ -13,7 +15,7 @@ void async_acquire_impl(const Lock& lock, std::unique_ptr<Receiver<Lease>> recei
                                 std::nullopt);
   client->watchdog().add(state);
   auto op = std::make_shared<AcquireOp>(
-      *client, state, 1, std::nullopt,
+      *client, std::make_unique<LockStep>(*client, state, 1), std::nullopt,
       [state, r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))](AcquireOutcome o) {
         if (o.acquired) return r->complete({}, Lease(state));
         state->client->watchdog().remove(state.get());

@@ -5,6 +5,8 @@
 #include "client_impl.hpp"
 #include "distlock/error.hpp"
 #include "script/scripts.hpp"
+#include "sync/acquire_op.hpp"
+#include "sync/lock_step.hpp"
 
 namespace distlock::detail {
 namespace {
@@ -83,15 +85,17 @@ AcquireOutcome acquire_blocking(ClientImpl& client,
   const bool fresh = !state->active.load();
   if (fresh) client.watchdog().add(state);
   net::Event done;
-  auto op = std::make_shared<AcquireOp>(client, state, count_after, deadline,
-                                        [&](AcquireOutcome outcome) {
-                                          result = std::move(outcome);
-                                          done.set();
-                                        });
+  auto step = std::make_unique<LockStep>(client, state, count_after);
+  LockStep& lock_step = *step;
+  auto op =
+      std::make_shared<AcquireOp>(client, std::move(step), deadline, [&](AcquireOutcome outcome) {
+        result = std::move(outcome);
+        done.set();
+      });
   op->start();
   done.wait();
   if (fresh && !result.acquired) client.watchdog().remove(state.get());
-  if (cleanup != nullptr) *cleanup = op->cleanup();
+  if (cleanup != nullptr) *cleanup = lock_step.cleanup();
   return result;
 }
 

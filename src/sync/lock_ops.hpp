@@ -9,7 +9,9 @@
 #include <optional>
 #include <unordered_map>
 
-#include "sync/acquire_op.hpp"
+#include "net/completion.hpp"
+#include "runtime/lease_state.hpp"
+#include "sync/acquire_loop.hpp"
 
 namespace distlock::detail {
 

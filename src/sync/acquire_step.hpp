@@ -1,0 +1,48 @@
+// The part of an acquire that belongs to one primitive: which script with
+// which KEYS/ARGV, how to read its reply, how to undo an attempt that got no
+// reply, and which channel wakes its waiters how. No I/O: AcquireOp runs the
+// shared loop (AcquireLoop) around it.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "distlock/value.hpp"
+#include "runtime/wait_queue.hpp"
+#include "sync/acquire_loop.hpp"
+
+namespace distlock::script {
+struct Script;
+}
+
+namespace distlock::detail {
+
+class AcquireStep {
+ public:
+  virtual ~AcquireStep() = default;
+
+  // The attempt: a script and its KEYS / ARGV, valid while the step lives.
+  virtual const script::Script& script() const = 0;
+  virtual std::span<const std::string_view> keys() const = 0;
+  virtual std::span<const std::string_view> args() const = 0;
+  // The key every key of this primitive shares a slot with: what the attempt
+  // is routed by.
+  virtual std::string_view route_key() const = 0;
+  // Reads the attempt's reply (never an error reply: those fail the loop).
+  virtual Attempt interpret(const Value& reply) const = 0;
+  // The attempt succeeded: `sent` is when it went out (the lease counts from
+  // then). I/O thread.
+  virtual void acquired(const Attempt& attempt, Clock::time_point sent) = 0;
+  // Undoes an attempt that may have run without a reply, in the background
+  // and until the server answers. I/O thread.
+  virtual void undo() = 0;
+  // The channel whose messages wake waiters ("" = only sleep), and how.
+  virtual std::string_view channel() const = 0;
+  virtual Wake wake() const { return Wake::one; }
+  // How long to sleep when a contended reply gives no retry-after.
+  virtual std::chrono::milliseconds fallback() const = 0;
+};
+
+}  // namespace distlock::detail
