@@ -31,8 +31,10 @@ std::string_view LockStep::route_key() const {
 }
 
 Attempt LockStep::interpret(const Value& reply) const {
-  // nil: acquired (plain); {token}: acquired (fenced); an integer: the PTTL
-  // of the holder's lock (-1: it has no TTL).
+  return interpret_acquire_reply(reply);
+}
+
+Attempt interpret_acquire_reply(const Value& reply) {
   if (reply.is_nil()) return Attempt::acquired(std::nullopt);
   if (reply.is_array()) {
     const auto& parts = reply.as_array();

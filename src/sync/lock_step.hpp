@@ -14,6 +14,10 @@ namespace distlock::detail {
 class ClientImpl;
 class PendingRelease;
 
+// Reads acquire.lua's reply: nil acquired (plain lock), {token} acquired
+// (fenced), an integer the holder's PTTL (-1: no TTL) as contended.
+Attempt interpret_acquire_reply(const Value& reply);
+
 class LockStep final : public AcquireStep {
  public:
   // `count_after`: the owner's hold count if this acquire succeeds.
