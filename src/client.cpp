@@ -29,6 +29,10 @@ void validate(const ClientOptions& o) {
     bad("ClientOptions: reconnect delays must satisfy 0 < min <= max");
   }
   if (o.max_queued == 0) bad("ClientOptions: max_queued must be at least 1");
+  if (!(o.clock_drift_factor >= 0.0 && o.clock_drift_factor < 0.5)) {
+    bad("ClientOptions: clock_drift_factor must be in [0, 0.5), got " +
+        std::to_string(o.clock_drift_factor));
+  }
   if (o.watchdog_timeout.count() < 30) {
     bad("ClientOptions: watchdog_timeout must be at least 30 ms (renewal runs every third)");
   }
@@ -77,8 +81,7 @@ ClientImpl::ClientImpl(ClientOptions options)
   waiters_ = std::make_unique<Waiters>(*this);
   pending_releases_ = std::make_unique<PendingReleases>();
   net::Connection::Handlers data;
-  for (const script::Script* sc : {&script::scripts().acquire, &script::scripts().release,
-                                   &script::scripts().renew, &script::scripts().force_release}) {
+  for (const script::Script* sc : script::all_scripts()) {
     data.preload.push_back({"SCRIPT", "LOAD", std::string(sc->source)});
   }
   data.on_connected = [this](bool reconnected) {

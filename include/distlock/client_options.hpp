@@ -62,6 +62,16 @@ struct ClientOptions {
   // Lease of a lock taken without an explicit lease; the watchdog renews it
   // every third of this while the lock is held. Default 30 s (as Redisson).
   std::chrono::milliseconds watchdog_timeout{30000};
+  // How far this machine's clock may run fast against the server's, as a
+  // fraction of a lease. A holder believes its lease valid until
+  //   (when the acquire or renewal was sent) + lease - (lease * factor + 2 ms)
+  // so it gives the lease up strictly before the server can expire it, even
+  // if the two clocks advance at rates that differ by up to `factor` (the
+  // margin the Redlock analysis prescribes). The guarantee assumes that
+  // drift bound and no pause of the holder's process longer than the
+  // margin between its check of the lease and its write; fencing tokens
+  // cover the rest. Default 0.01; must be in [0, 0.5).
+  double clock_drift_factor = 0.01;
   // Called on the Client's I/O thread the moment a lease is lost. Must not
   // block. Optional.
   std::function<void(const LeaseLostEvent&)> on_lease_lost;

@@ -14,22 +14,33 @@ Clock::time_point from_ns(std::int64_t ns) {
       std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
 }
 
+std::chrono::nanoseconds believed_for(std::chrono::milliseconds ttl, double drift) {
+  const auto margin =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::duration<double, std::milli>(static_cast<double>(ttl.count()) * drift)) +
+      std::chrono::milliseconds(2);
+  return std::chrono::nanoseconds(ttl) - margin;
+}
+
 }  // namespace
 
 LeaseState::LeaseState(std::shared_ptr<ClientImpl> c,
                        std::shared_ptr<const LockKeys> k,
                        std::string o,
                        std::chrono::milliseconds t,
-                       bool w)
+                       bool w,
+                       std::optional<Renewal> r)
     : client(std::move(c)),
       keys(std::move(k)),
       owner(std::move(o)),
       ttl(t),
       watchdog(w),
-      ttl_text(std::to_string(t.count())) {}
+      ttl_text(std::to_string(t.count())),
+      renewal(r ? std::move(*r) : Renewal{Renewal::Kind::hash_field, keys->name, owner}),
+      believed(believed_for(t, client ? client->options().clock_drift_factor : 0.0)) {}
 
 void LeaseState::confirm(Clock::time_point sent) noexcept {
-  const auto proposed = to_ns(sent + ttl);
+  const auto proposed = to_ns(sent + believed);
   auto current = deadline_ns_.load();
   while (proposed > current && !deadline_ns_.compare_exchange_weak(current, proposed)) {
   }

@@ -18,13 +18,27 @@ namespace distlock::detail {
 class ClientImpl;
 using Clock = std::chrono::steady_clock;
 
+// How the watchdog renews (or checks) a holding, whatever primitive made it:
+// all kinds go into the same batch calls of renew.lua.
+struct Renewal {
+  enum class Kind : char {
+    hash_field = 'h',    // `member` is a field of the hash `key` (a lock's owner)
+    string_value = 's',  // `key` holds the string `member` (a SET NX lock's token)
+  };
+  Kind kind = Kind::hash_field;
+  std::string key;
+  std::string member;
+};
+
 class LeaseState {
  public:
+  // Renewed as the hash field `owner` of the lock's key, unless `renewal`.
   LeaseState(std::shared_ptr<ClientImpl> client,
              std::shared_ptr<const LockKeys> keys,
              std::string owner,
              std::chrono::milliseconds ttl,
-             bool watchdog);
+             bool watchdog,
+             std::optional<Renewal> renewal = std::nullopt);
 
   const std::shared_ptr<ClientImpl> client;
   const std::shared_ptr<const LockKeys> keys;
@@ -32,6 +46,10 @@ class LeaseState {
   const std::chrono::milliseconds ttl;  // the lease length used on the server
   const bool watchdog;                  // renewed by the watchdog
   const std::string ttl_text;           // ttl in ms, for script arguments
+  const Renewal renewal;
+  // ttl less the clock-drift margin (ClientOptions::clock_drift_factor): how
+  // long after a confirming request was sent the holder believes it valid.
+  const std::chrono::nanoseconds believed;
 
   // Set once the first acquire is confirmed; until then the watchdog skips it.
   std::atomic<bool> active{false};
@@ -39,8 +57,8 @@ class LeaseState {
   std::atomic<bool> released{false};
   std::optional<std::uint64_t> fencing_token;  // written before `active`
 
-  // Extends the deadline to sent + ttl (never shortens it). `sent` is when
-  // the acquire or renewal that confirmed the lease was sent.
+  // Extends the deadline to sent + believed (never shortens it). `sent` is
+  // when the acquire or renewal that confirmed the lease was sent.
   void confirm(Clock::time_point sent) noexcept;
   Clock::time_point deadline() const noexcept;
   Clock::time_point last_renewal_sent() const noexcept;

@@ -1,5 +1,6 @@
 #include "runtime/watchdog.hpp"
 
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -20,17 +21,19 @@ class RenewCall final : public net::Completion {
             bool check_only)
       : leases_(std::move(leases)), sent_(sent), check_only_(check_only) {
     keys_.reserve(leases_.size());
-    args_.reserve(leases_.size() + 1);
-    args_.push_back(check_only_ ? std::string_view("0") : leases_.front()->ttl_text);
+    args_.reserve(leases_.size() * 3);
     for (const auto& l : leases_) {
-      keys_.push_back(l->keys->name);
-      args_.push_back(l->owner);
+      const Renewal& r = l->renewal;
+      keys_.push_back(r.key);
+      args_.push_back(r.kind == Renewal::Kind::hash_field ? std::string_view("h") : "s");
+      args_.push_back(r.member);
+      args_.push_back(check_only_ ? std::string_view("0") : std::string_view(l->ttl_text));
     }
   }
 
-  std::error_code start(net::Connection& connection) {
-    call_.emplace(connection, script::scripts().renew, keys_, args_, this);
-    return call_->start();
+  std::error_code start(topology::Topology& topology) {
+    // Every key of a batch shares its group (node or slot): route by the first.
+    return topology.call(call_, keys_.front(), script::scripts().renew, keys_, args_, this);
   }
 
   void complete(std::error_code ec, Value reply) override {
@@ -130,11 +133,19 @@ void Watchdog::tick(bool all) {
 }
 
 void Watchdog::send_batches(std::vector<std::shared_ptr<LeaseState>> leases, bool check_only) {
-  for (std::size_t i = 0; i < leases.size(); i += kBatch) {
-    const auto end = std::min(leases.size(), i + kBatch);
-    send_batch({leases.begin() + static_cast<std::ptrdiff_t>(i),
-                leases.begin() + static_cast<std::ptrdiff_t>(end)},
-               check_only);
+  // One call per batch group (node, or slot under Cluster), at most kBatch
+  // holdings each; kinds and lease lengths mix freely.
+  std::map<std::uint64_t, std::vector<std::shared_ptr<LeaseState>>> groups;
+  for (auto& l : leases) {
+    groups[client_.topology().batch_group(l->renewal.key)].push_back(std::move(l));
+  }
+  for (auto& [group, members] : groups) {
+    for (std::size_t i = 0; i < members.size(); i += kBatch) {
+      const auto end = std::min(members.size(), i + kBatch);
+      send_batch({members.begin() + static_cast<std::ptrdiff_t>(i),
+                  members.begin() + static_cast<std::ptrdiff_t>(end)},
+                 check_only);
+    }
   }
 }
 
@@ -143,11 +154,8 @@ void Watchdog::send_batch(std::vector<std::shared_ptr<LeaseState>> batch, bool c
   if (!check_only) {
     for (const auto& l : batch) l->renewal_sent(sent);
   }
-  // Standalone: one connection serves every key. Cluster will group the batch
-  // by slot before this point.
-  net::Connection& connection = client_.topology().data_for(batch.front()->keys->name);
   auto* call = new RenewCall(std::move(batch), sent, check_only);
-  if (call->start(connection)) delete call;  // not queued (closed or full): retried next tick
+  if (call->start(client_.topology())) delete call;  // not queued (closed, full): next tick
 }
 
 void Watchdog::arm_expiry(Clock::time_point at) {

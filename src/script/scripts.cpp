@@ -10,8 +10,14 @@ const Scripts& scripts() {
       make_script("release", lua::release),
       make_script("renew", lua::renew),
       make_script("force_release", lua::force_release),
+      make_script("fenced_write", lua::fenced_write),
   };
   return all;
+}
+
+std::vector<const Script*> all_scripts() {
+  const Scripts& s = scripts();
+  return {&s.acquire, &s.release, &s.renew, &s.force_release, &s.fenced_write};
 }
 
 }  // namespace distlock::script

@@ -1,6 +1,8 @@
 // The Lua scripts distlock runs, built once from src/script/lua/*.lua.
 #pragma once
 
+#include <vector>
+
 #include "script/script.hpp"
 
 namespace distlock::script {
@@ -10,7 +12,11 @@ struct Scripts {
   Script release;
   Script renew;
   Script force_release;
+  Script fenced_write;
 };
+
+// Every script, for the connection handshake's SCRIPT LOAD.
+std::vector<const Script*> all_scripts();
 
 // Thread-safe; SHA1s are computed on first use.
 const Scripts& scripts();

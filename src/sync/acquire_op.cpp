@@ -35,9 +35,8 @@ void AcquireOp::start() {
 std::error_code AcquireOp::send() {
   sent_ = Clock::now();
   signaled = false;
-  call_.emplace(client_.topology().data_for(step_->route_key()), step_->script(), step_->keys(),
-                step_->args(), this);
-  return call_->start();
+  return client_.topology().call(call_, step_->route_key(), step_->script(), step_->keys(),
+                                 step_->args(), this);
 }
 
 void AcquireOp::run(AcquireLoop::Actions a) {

@@ -6,48 +6,13 @@
 #include "client_impl.hpp"
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
-#include "script/script.hpp"
+#include "script/scripts.hpp"
 #include "topology/slot.hpp"
 
 namespace distlock {
 namespace {
 
 constexpr std::string_view kPrefix = "distlock_fence:";
-
-// Kept here rather than in src/script/lua/ because only this helper runs it.
-// Tokens are compared as decimal strings: Lua numbers are doubles and would
-// round tokens above 2^53, making two different tokens compare equal.
-constexpr std::string_view kFencedWrite = R"lua(
--- A write only a current lock holder can make: the fencing-token check.
--- KEYS[1] the data key; KEYS[2] its fence key (same slot): the highest token
--- any fenced write to KEYS[1] carried.
--- ARGV[1] the writer's token, decimal without leading zeros
--- ARGV[2] 'set' (ARGV[3] value) or 'hset' (ARGV[3] field, ARGV[4] value)
--- Returns 1 when written, 0 when rejected (a newer token has written).
-local last = redis.call('get', KEYS[2])
-if last then
-  if not string.find(last, '^%d+$') then
-    return redis.error_reply('ERR fence key ' .. KEYS[2] .. ' does not hold a fencing token')
-  end
-  last = (string.gsub(last, '^0+(%d)', '%1'))
-  local token = ARGV[1]
-  if #token < #last or (#token == #last and token < last) then
-    return 0
-  end
-end
-if ARGV[2] == 'hset' then
-  redis.call('hset', KEYS[1], ARGV[3], ARGV[4])
-else
-  redis.call('set', KEYS[1], ARGV[3])
-end
-redis.call('set', KEYS[2], ARGV[1])
-return 1
-)lua";
-
-const script::Script& fenced_write_script() {
-  static const script::Script script = script::make_script("fenced_write", kFencedWrite);
-  return script;
-}
 
 // Runs the script; sets ec and, when there is one, message.
 bool fenced_write(Client& client,
@@ -76,8 +41,8 @@ bool fenced_write(Client& client,
   const std::string fence = fence_key(key);
   const std::array<std::string_view, 2> keys = {key, fence};
   net::SyncCompletion done;
-  script::ScriptCall call(impl->topology().data_for(key), fenced_write_script(), keys, args, &done);
-  if ((ec = call.start())) {
+  std::optional<script::ScriptCall> call;
+  if ((ec = impl->topology().call(call, key, script::scripts().fenced_write, keys, args, &done))) {
     message = "fenced write to '" + std::string(key) + "' could not be queued";
     return false;
   }

@@ -246,9 +246,11 @@ bool Lock::force_unlock() {
   std::error_code ec;
   if (!client_->may_block(ec)) throw Error(ec, "force_unlock of '" + keys_->name + "'");
   net::SyncCompletion done;
-  script::ScriptCall call(client_->topology().data_for(keys_->name),
-                          script::scripts().force_release, keys, args, &done);
-  if ((ec = call.start())) throw Error(ec, "force_unlock of '" + keys_->name + "'");
+  std::optional<script::ScriptCall> call;
+  if ((ec = client_->topology().call(call, keys_->name, script::scripts().force_release, keys, args,
+                                     &done))) {
+    throw Error(ec, "force_unlock of '" + keys_->name + "'");
+  }
   Value reply = done.wait(ec);
   if (ec) throw Error(ec, "force_unlock of '" + keys_->name + "'");
   if (reply.is_error()) throw Error(errc::server_error, reply.as_string());

@@ -23,9 +23,8 @@ class ReleaseCall final : public net::Completion {
     name_ = state.keys->name;
   }
 
-  std::error_code start(net::Connection& connection) {
-    call_.emplace(connection, script::scripts().release, keys_, args_, this);
-    return call_->start();
+  std::error_code start(topology::Topology& topology) {
+    return topology.call(call_, name_, script::scripts().release, keys_, args_, this);
   }
 
   void complete(std::error_code ec, Value reply) override { next_->complete(ec, std::move(reply)); }
@@ -108,7 +107,7 @@ ReleaseResult release_blocking(ClientImpl& client,
   net::SyncCompletion done;
   ReleaseCall call(state, expected, &done);
   const auto sent = Clock::now();
-  if ((ec = call.start(client.topology().data_for(state.keys->name)))) {
+  if ((ec = call.start(client.topology()))) {
     return ReleaseResult::not_held;
   }
   Value reply = done.wait(ec);
@@ -218,7 +217,7 @@ void PendingRelease::send() {
   self_ = shared_from_this();
   auto call = std::make_shared<ReleaseCall>(*state_, expected_, this);
   call_ = call;
-  const auto ec = call->start(client_.topology().data_for(state_->keys->name));
+  const auto ec = call->start(client_.topology());
   if (ec == errc::closed) return settle({ReleaseResult::not_held, ec});
   if (ec) send_after(std::chrono::milliseconds(10));  // queue_full: try again shortly
 }

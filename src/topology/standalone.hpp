@@ -18,6 +18,7 @@ class Standalone final : public Topology {
 
   net::Connection& data_for(std::string_view) override { return *data_; }
   net::Connection& subscriber_for(std::string_view) override;
+  std::uint64_t batch_group(std::string_view) const override { return 0; }
   void connect() override;
   void close() override;
 

@@ -3,9 +3,13 @@
 // later, so the primitives never know which one they run on.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <span>
 #include <string_view>
 
 #include "net/connection.hpp"
+#include "script/script.hpp"
 
 namespace distlock::topology {
 
@@ -17,9 +21,28 @@ class Topology {
   virtual net::Connection& data_for(std::string_view key) = 0;
   // The pub/sub connection for `channel`.
   virtual net::Connection& subscriber_for(std::string_view channel) = 0;
+  // Holdings whose route keys share a group are renewed in one script call:
+  // one group per node standalone, one per slot under Cluster (a batch must
+  // never be CROSSSLOT).
+  virtual std::uint64_t batch_group(std::string_view key) const = 0;
   // Makes the first connections; throws Error on failure.
   virtual void connect() = 0;
   virtual void close() = 0;
+
+  // One script call routed by `route_key`, the key all of `keys` share a
+  // slot with: EVALSHA, and EVAL once after NOSCRIPT (Cluster will add
+  // MOVED/ASK here, in one place for every primitive). The call lives in
+  // `slot`; `keys` and `args` must stay valid until `next` completes. An
+  // error means it was not queued and `next` will not be called.
+  std::error_code call(std::optional<script::ScriptCall>& slot,
+                       std::string_view route_key,
+                       const script::Script& script,
+                       std::span<const std::string_view> keys,
+                       std::span<const std::string_view> args,
+                       net::Completion* next) {
+    slot.emplace(data_for(route_key), script, keys, args, next);
+    return slot->start();
+  }
 };
 
 }  // namespace distlock::topology
