@@ -3,6 +3,7 @@
 #pragma once
 
 #include <asio/any_io_executor.hpp>
+#include <asio/associated_cancellation_slot.hpp>
 #include <asio/associated_executor.hpp>
 #include <asio/async_result.hpp>
 #include <asio/dispatch.hpp>
@@ -56,6 +57,58 @@ class HandlerReceiver final : public Receiver<Result> {
   Handler handler_;
   // decay: for an executor without the property prefer() is the identity and
   // its result type is an rvalue reference, which must not be stored.
+  std::decay_t<
+      typename asio::prefer_result<asio::associated_executor_t<Handler, asio::any_io_executor>,
+                                   asio::execution::outstanding_work_t::tracked_t>::type>
+      work_;
+};
+
+// As HandlerReceiver, for a handler taking (ec, Out): `adapt` turns the
+// operation's In into the Out the handler takes. Clears the handler's
+// cancellation slot on the handler's executor (where cancellation is emitted)
+// before calling it.
+template <class Handler, class In, class Out, class Adapt>
+class AdaptingReceiver final : public Receiver<In> {
+ public:
+  AdaptingReceiver(Handler handler, const asio::any_io_executor& fallback, Adapt adapt)
+      : handler_(std::move(handler)),
+        adapt_(std::move(adapt)),
+        work_(asio::prefer(asio::get_associated_executor(handler_, fallback),
+                           asio::execution::outstanding_work.tracked)) {}
+
+  void complete(std::error_code ec, In result) override {
+    auto ex = std::move(work_);
+    asio::dispatch(ex, [h = std::move(handler_), ec, r = adapt_(std::move(result))]() mutable {
+      asio::get_associated_cancellation_slot(h).clear();
+      std::move(h)(ec, std::move(r));
+    });
+  }
+
+ private:
+  Handler handler_;
+  Adapt adapt_;
+  std::decay_t<
+      typename asio::prefer_result<asio::associated_executor_t<Handler, asio::any_io_executor>,
+                                   asio::execution::outstanding_work_t::tracked_t>::type>
+      work_;
+};
+
+// For a handler taking only (ec).
+template <class Handler>
+class ErrorReceiver final : public Receiver<std::error_code> {
+ public:
+  ErrorReceiver(Handler handler, const asio::any_io_executor& fallback)
+      : handler_(std::move(handler)),
+        work_(asio::prefer(asio::get_associated_executor(handler_, fallback),
+                           asio::execution::outstanding_work.tracked)) {}
+
+  void complete(std::error_code ec, std::error_code) override {
+    auto ex = std::move(work_);
+    asio::dispatch(ex, [h = std::move(handler_), ec]() mutable { std::move(h)(ec); });
+  }
+
+ private:
+  Handler handler_;
   std::decay_t<
       typename asio::prefer_result<asio::associated_executor_t<Handler, asio::any_io_executor>,
                                    asio::execution::outstanding_work_t::tracked_t>::type>

@@ -13,8 +13,9 @@
 namespace distlock {
 
 namespace detail {
+class ClientImpl;
 class LeaseState;
-}
+}  // namespace detail
 
 // Passed to ClientOptions::on_lease_lost the moment a lease is lost.
 class LeaseLostEvent {
@@ -83,6 +84,20 @@ class Lease {
   // release; connection_lost / timeout / closed when the release could not
   // be confirmed (the lease still expires on the server by itself).
   void release(std::error_code& ec) noexcept;
+  // Releases without blocking a thread. Returns at once; the handler runs
+  // exactly once, never inside this call, with signature
+  // void(std::error_code), on its associated executor (default: the
+  // Client's I/O thread). The error is what release(ec) would report. The
+  // Lease is empty (released) as soon as this returns. Defined in
+  // <distlock/lock_async.hpp>.
+  template <class Token>
+  auto async_release(Token&& token);
+
+  // The Client state behind this lease (null for an empty Lease).
+  std::shared_ptr<detail::ClientImpl> client_impl() const noexcept;
+  // Leaves this Lease empty without releasing, and returns its state: for
+  // the library's asynchronous release.
+  std::shared_ptr<detail::LeaseState> take_state() noexcept { return std::move(state_); }
 
  private:
   std::shared_ptr<detail::LeaseState> state_;

@@ -130,11 +130,19 @@ class Lock {
   // exactly once, never inside this call, with signature
   // void(std::error_code, distlock::Lease), on the handler's associated
   // executor (default: the Client's I/O thread). Waits as long as it takes.
-  // Works with any Asio completion token. Cancellation is not supported: the
-  // operation ends when the lock is held or an error occurs. Defined in
-  // <distlock/lock_async.hpp>.
+  // Works with any Asio completion token. Per-operation cancellation (the
+  // handler's cancellation slot: asio::cancel_after, co_spawn cancellation,
+  // bind_cancellation_slot) ends the wait with asio::error::operation_aborted
+  // and an empty Lease, leaving no subscription, no renewal and no key (an
+  // attempt in flight that turns out to have acquired is released). Defined
+  // in <distlock/lock_async.hpp>.
   template <class Token>
   auto async_acquire(Token&& token);
+  // As async_acquire, waiting at most `wait`: the handler's signature is
+  // void(std::error_code, std::optional<distlock::Lease>), nullopt with no
+  // error when it was not acquired in time. Cancellation as above.
+  template <class Token>
+  auto async_try_acquire_for(std::chrono::milliseconds wait, Token&& token);
 
   const std::string& name() const noexcept;
   bool fenced() const noexcept;

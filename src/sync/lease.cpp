@@ -49,6 +49,10 @@ const std::string& Lease::name() const noexcept {
   return state_ ? state_->keys->name : empty;
 }
 
+std::shared_ptr<detail::ClientImpl> Lease::client_impl() const noexcept {
+  return state_ ? state_->client : nullptr;
+}
+
 void Lease::release() noexcept {
   std::error_code ignored;
   release(ignored);

@@ -1,5 +1,9 @@
 #include "distlock/lock_async.hpp"
 
+#include <asio/error.hpp>
+#include <asio/post.hpp>
+#include <asio/system_executor.hpp>
+
 #include "client_impl.hpp"
 #include "distlock/error.hpp"
 #include "runtime/identity.hpp"
@@ -8,20 +12,110 @@
 #include "sync/lock_step.hpp"
 
 namespace distlock::detail {
+namespace {
 
-void async_acquire_impl(const Lock& lock, std::unique_ptr<Receiver<Lease>> receiver) {
+class AsyncAcquireOp final : public AsyncAcquire {
+ public:
+  explicit AsyncAcquireOp(std::weak_ptr<AcquireOp> op) : op_(std::move(op)) {}
+  void cancel() override {
+    if (auto op = op_.lock()) op->abort(make_error_code(asio::error::operation_aborted));
+  }
+
+ private:
+  std::weak_ptr<AcquireOp> op_;
+};
+
+// Waits for one release script call and hands its outcome to the receiver;
+// an unknown outcome goes on in the background as a PendingRelease.
+class AsyncReleaseCall final : public net::Completion {
+ public:
+  AsyncReleaseCall(std::shared_ptr<LeaseState> state,
+                   bool valid_before,
+                   std::unique_ptr<Receiver<std::error_code>> receiver)
+      : state_(std::move(state)),
+        valid_before_(valid_before),
+        receiver_(std::move(receiver)),
+        call_(*state_, 1, this) {}
+
+  std::error_code start() { return call_.start(state_->client->topology()); }
+
+  void complete(std::error_code ec, Value reply) override {
+    ReleaseResult result = ReleaseResult::not_held;
+    if (!ec) result = release_result(reply, ec);
+    std::error_code reported = ec;
+    if (ec == errc::timeout || ec == errc::connection_lost) {
+      // Never wait on the I/O thread: the repeat goes on in the background.
+      PendingRelease::start(*state_->client, state_, 1, true, valid_before_);
+    } else {
+      reported = finish_release(*state_->client, state_, 1, valid_before_, result, ec, nullptr);
+    }
+    auto receiver = std::move(receiver_);
+    // Freed once the call that completes now has unwound.
+    asio::post(state_->client->io(), [self = std::unique_ptr<AsyncReleaseCall>(this)] {});
+    receiver->complete(reported, {});
+  }
+
+  std::unique_ptr<Receiver<std::error_code>> take_receiver() { return std::move(receiver_); }
+
+ private:
+  std::shared_ptr<LeaseState> state_;
+  bool valid_before_;
+  std::unique_ptr<Receiver<std::error_code>> receiver_;
+  ReleaseCall call_;
+};
+
+void complete_posted(std::unique_ptr<Receiver<std::error_code>> receiver, std::error_code ec) {
+  asio::post(asio::system_executor(),
+             [r = std::shared_ptr<Receiver<std::error_code>>(std::move(receiver)), ec] {
+               r->complete(ec, {});
+             });
+}
+
+}  // namespace
+
+std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
+                                                 std::optional<std::chrono::milliseconds> wait,
+                                                 std::unique_ptr<Receiver<Lease>> receiver) {
   const auto& client = lock.client_impl();
   auto state = make_lease_state(client, lock.keys(), client->id() + ":" + runtime::random_token(),
                                 std::nullopt);
   client->watchdog().add(state);
+  std::optional<Clock::time_point> deadline;
+  if (wait) deadline = Clock::now() + std::max(*wait, std::chrono::milliseconds(0));
   auto op = std::make_shared<AcquireOp>(
-      *client, std::make_unique<LockStep>(*client, state, 1), std::nullopt,
+      *client, std::make_unique<LockStep>(*client, state, 1), deadline,
       [state, r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))](AcquireOutcome o) {
         if (o.acquired) return r->complete({}, Lease(state));
         state->client->watchdog().remove(state.get());
-        r->complete(o.ec ? o.ec : make_error_code(errc::closed), Lease());
+        // Not acquired in time is no error: an empty Lease.
+        r->complete(o.ec, Lease());
       });
   op->start();
+  return std::make_shared<AsyncAcquireOp>(op);
+}
+
+void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>> receiver) {
+  std::shared_ptr<LeaseState> state = lease.take_state();
+  if (!state) return complete_posted(std::move(receiver), {});
+  const bool valid_before = state->valid();
+  if (state->released.exchange(true)) return complete_posted(std::move(receiver), {});
+  ClientImpl& client = *state->client;
+  client.watchdog().remove(state.get());
+  if (client.closed()) return complete_posted(std::move(receiver), errc::closed);
+  auto call = std::make_unique<AsyncReleaseCall>(state, valid_before, std::move(receiver));
+  if (auto ec = call->start()) {
+    // Not queued: it never ran. Keep trying in the background (a full queue
+    // drains); the caller learns it was not confirmed.
+    if (ec != errc::closed) PendingRelease::start(client, state, 1, true, valid_before);
+    return complete_posted(call->take_receiver(), ec);
+  }
+  call.release();  // owned by its completion from here on
+}
+
+asio::any_io_executor lease_executor(const Lease& lease) {
+  auto client = lease.client_impl();
+  if (!client) return asio::system_executor();
+  return client_executor(client);
 }
 
 }  // namespace distlock::detail

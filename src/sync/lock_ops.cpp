@@ -13,32 +13,24 @@ namespace {
 
 constexpr std::string_view kUnlockMessage = "0";
 
-// One release script call whose arguments live as long as it does.
-class ReleaseCall final : public net::Completion {
- public:
-  ReleaseCall(const LeaseState& state, std::uint32_t expected, net::Completion* next)
-      : expected_(std::to_string(expected)), next_(next) {
-    keys_[0] = state.keys->name;
-    args_ = {state.ttl_text, state.owner, expected_, state.keys->channel, kUnlockMessage};
-    name_ = state.keys->name;
-  }
+}  // namespace
 
-  std::error_code start(topology::Topology& topology) {
-    return topology.call(call_, name_, script::scripts().release, keys_, args_, this);
-  }
+ReleaseCall::ReleaseCall(const LeaseState& state, std::uint32_t expected, net::Completion* next)
+    : expected_(std::to_string(expected)), next_(next) {
+  keys_[0] = state.keys->name;
+  args_ = {state.ttl_text, state.owner, expected_, state.keys->channel, kUnlockMessage};
+  name_ = state.keys->name;
+}
 
-  void complete(std::error_code ec, Value reply) override { next_->complete(ec, std::move(reply)); }
+std::error_code ReleaseCall::start(topology::Topology& topology) {
+  return topology.call(call_, name_, script::scripts().release, keys_, args_, this);
+}
 
- private:
-  std::string expected_;
-  std::string name_;
-  std::array<std::string_view, 1> keys_;
-  std::array<std::string_view, 5> args_;
-  std::optional<script::ScriptCall> call_;
-  net::Completion* next_;
-};
+void ReleaseCall::complete(std::error_code ec, Value reply) {
+  next_->complete(ec, std::move(reply));
+}
 
-ReleaseResult to_result(const Value& reply, std::error_code& ec) {
+ReleaseResult release_result(const Value& reply, std::error_code& ec) {
   if (reply.is_error()) {
     ec = errc::server_error;
     return ReleaseResult::not_held;
@@ -58,8 +50,6 @@ ReleaseResult to_result(const Value& reply, std::error_code& ec) {
       return ReleaseResult::not_held;
   }
 }
-
-}  // namespace
 
 std::shared_ptr<LeaseState> make_lease_state(const std::shared_ptr<ClientImpl>& client,
                                              const std::shared_ptr<const LockKeys>& keys,
@@ -112,7 +102,7 @@ ReleaseResult release_blocking(ClientImpl& client,
   }
   Value reply = done.wait(ec);
   if (ec) return ReleaseResult::not_held;
-  const auto result = to_result(reply, ec);
+  const auto result = release_result(reply, ec);
   // A partial unlock re-armed the lease on the server (as Redisson's does).
   if (result == ReleaseResult::decremented) state.confirm(sent);
   return result;
@@ -243,7 +233,7 @@ void PendingRelease::kick() {
 void PendingRelease::complete(std::error_code ec, Value reply) {
   if (!ec) {
     std::error_code e;
-    const auto result = to_result(reply, e);
+    const auto result = release_result(reply, e);
     return settle({result, e});
   }
   if (ec == errc::closed) return settle({ReleaseResult::not_held, ec});

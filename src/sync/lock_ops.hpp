@@ -2,6 +2,7 @@
 // a release whose outcome is not known yet, settled in the background.
 #pragma once
 
+#include <array>
 #include <asio/steady_timer.hpp>
 #include <condition_variable>
 #include <memory>
@@ -11,7 +12,9 @@
 
 #include "net/completion.hpp"
 #include "runtime/lease_state.hpp"
+#include "script/script.hpp"
 #include "sync/acquire_loop.hpp"
+#include "topology/topology.hpp"
 
 namespace distlock::detail {
 
@@ -29,6 +32,28 @@ AcquireOutcome acquire_blocking(ClientImpl& client,
 
 // Result codes of release.lua.
 enum class ReleaseResult { not_held = -1, decremented = 0, released = 1, mismatch = 2 };
+
+// One release.lua call of `expected` holds of `state`, forwarding its outcome
+// to `next`; its arguments live as long as it does.
+class ReleaseCall final : public net::Completion {
+ public:
+  ReleaseCall(const LeaseState& state, std::uint32_t expected, net::Completion* next);
+  // An error when it was not queued (`next` is then not called).
+  std::error_code start(topology::Topology& topology);
+  void complete(std::error_code ec, Value reply) override;
+
+ private:
+  std::string expected_;
+  std::string name_;
+  std::array<std::string_view, 1> keys_;
+  std::array<std::string_view, 5> args_;
+  std::optional<script::ScriptCall> call_;
+  net::Completion* next_;
+};
+
+// Reads release.lua's reply; sets ec for an error reply or a reply that is
+// not an integer.
+ReleaseResult release_result(const Value& reply, std::error_code& ec);
 
 // Sends one release of `state` expecting `expected` holds before it, and
 // waits for its reply: a single attempt. A partial release re-arms the lease
