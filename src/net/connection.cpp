@@ -1,3 +1,7 @@
+// Connection, part one: the transport. Resolving and connecting (TCP, TLS,
+// unix sockets), the handshake (AUTH, SELECT, CLIENT SETNAME, script preload),
+// dropping and reconnecting with backoff, close(), and the socket reads and
+// writes. The request pipeline is in connection_pipeline.cpp.
 #include "net/connection.hpp"
 
 #include <openssl/rand.h>
@@ -17,14 +21,6 @@ namespace distlock::net {
 namespace {
 
 constexpr std::size_t kReadChunk = 64 * 1024;
-
-bool is_push(const Value& v) {
-  if (!v.is_array()) return false;
-  const auto& a = v.as_array();
-  if (a.empty() || !a[0].is_string()) return false;
-  const auto& kind = a[0].as_string();
-  return (kind == "message" && a.size() == 3) || (kind == "pmessage" && a.size() == 4);
-}
 
 std::uint64_t random_u64() {
   std::uint64_t r = 0;
@@ -317,58 +313,6 @@ void Connection::schedule_reconnect() {
   });
 }
 
-std::error_code Connection::submit(std::string payload,
-                                   std::uint32_t replies,
-                                   Completion* completion) {
-  bool post = false;
-  {
-    std::lock_guard lock(mutex_);
-    if (closing_) return errc::closed;
-    if (outstanding_.load(std::memory_order_relaxed) >= options_.max_queued) {
-      return errc::queue_full;
-    }
-    ++outstanding_;
-    submitted_.push_back(Request{
-        std::move(payload), replies, completion, Clock::now() + options_.command_timeout, {}});
-    post = !flush_posted_;
-    flush_posted_ = true;
-  }
-  if (post) asio::post(io_, [self = shared_from_this()] { self->flush(); });
-  return {};
-}
-
-void Connection::flush() {
-  std::vector<Request> batch;
-  {
-    std::lock_guard lock(mutex_);
-    batch.swap(submitted_);
-    flush_posted_ = false;
-  }
-  if (state_ == State::closed) {
-    for (auto& r : batch) finish(r, errc::closed, {});
-    return;
-  }
-  for (auto& r : batch) unsent_.push_back(std::move(r));
-  arm_timer();
-  write_some();
-}
-
-void Connection::write_some() {
-  if (writing_ || state_ != State::ready) return;
-  while (!unsent_.empty()) {
-    Request& r = unsent_.front();
-    if (r.completion != nullptr) {
-      write_buffer_.append(r.payload);
-      r.payload = std::string();
-      inflight_.push_back(std::move(r));
-    } else {
-      --outstanding_;  // timed out before it was sent: never send it
-    }
-    unsent_.pop_front();
-  }
-  if (!write_buffer_.empty()) start_write();
-}
-
 void Connection::start_write() {
   writing_ = true;
   const auto gen = generation_;
@@ -406,67 +350,6 @@ void Connection::read_some() {
   });
 }
 
-void Connection::on_reply(Value reply) {
-  if (role_ == Role::subscriber && is_push(reply)) {
-    if (handlers_.on_push) handlers_.on_push(std::move(reply));
-    return;
-  }
-  if (inflight_.empty()) return drop(errc::protocol_error);  // a reply nobody asked for
-  Request& front = inflight_.front();
-  if (front.replies > 1) {
-    front.collected.push_back(std::move(reply));
-    if (front.collected.size() < front.replies) return;
-    reply = Value::array(std::move(front.collected));
-  }
-  Request done = std::move(front);
-  inflight_.pop_front();
-  finish(done, {}, std::move(reply));
-}
-
-void Connection::finish(Request& r, std::error_code ec, Value reply) {
-  --outstanding_;
-  if (Completion* c = std::exchange(r.completion, nullptr)) c->complete(ec, std::move(reply));
-}
-
-void Connection::arm_timer() {
-  if (timer_armed_ || state_ == State::closed) return;
-  auto earliest = Clock::time_point::max();
-  for (const auto& r : inflight_) {
-    if (r.completion != nullptr && r.deadline < earliest) earliest = r.deadline;
-  }
-  for (const auto& r : unsent_) {
-    if (r.completion != nullptr && r.deadline < earliest) earliest = r.deadline;
-  }
-  if (earliest == Clock::time_point::max()) return;
-  timer_armed_ = true;
-  request_timer_.expires_at(earliest);
-  request_timer_.async_wait([self = shared_from_this()](std::error_code e) {
-    self->timer_armed_ = false;
-    if (e || self->state_ == State::closed) return;
-    self->on_timer();
-  });
-}
-
-void Connection::on_timer() {
-  const auto now = Clock::now();
-  // In-flight requests stay queued (their replies will still come, in order)
-  // but complete now; the late reply is discarded.
-  for (auto& r : inflight_) {
-    if (r.completion != nullptr && r.deadline <= now) {
-      std::exchange(r.completion, nullptr)->complete(errc::timeout, {});
-    }
-  }
-  for (auto it = unsent_.begin(); it != unsent_.end();) {
-    if (it->completion != nullptr && it->deadline <= now) {
-      finish(*it, errc::timeout, {});
-      it = unsent_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  arm_timer();
-}
-
 void Connection::close() {
   {
     std::lock_guard lock(mutex_);
@@ -483,21 +366,6 @@ void Connection::close() {
     self->close_socket();
     self->fail_all(errc::closed);
   });
-}
-
-void Connection::fail_all(std::error_code ec) {
-  std::vector<Request> batch;
-  {
-    std::lock_guard lock(mutex_);
-    batch.swap(submitted_);
-  }
-  auto drain = [&](auto& queue) {
-    for (auto& r : queue) finish(r, ec, {});
-    queue.clear();
-  };
-  drain(inflight_);
-  drain(unsent_);
-  drain(batch);
 }
 
 void Connection::close_socket() {

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "net/connection.hpp"
 #include "resp/encoder.hpp"
 
 namespace distlock::script {

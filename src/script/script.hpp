@@ -5,9 +5,14 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 
+#include "distlock/value.hpp"
 #include "net/completion.hpp"
-#include "net/connection.hpp"
+
+namespace distlock::net {
+class Connection;
+}  // namespace distlock::net
 
 namespace distlock::script {
 
