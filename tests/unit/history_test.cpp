@@ -115,11 +115,48 @@ TEST(History, OverlapWhileBothLeasesWereValidFails) {
   EXPECT_EQ(result.overlap_count, 1u) << result.report();
 }
 
-TEST(History, HolderWhoseLeaseEndedBeforeItEnteredOverlapsNothing) {
+TEST(History, HolderWhoseLeaseEndedBeforeItEnteredOverlapsNothingAndIsCountedAsExcluded) {
   HoldRecord stale = hold("a", 1, 100, 500);
   stale.lease_deadline_ns = 50;
   const CheckResult result = check_mutual_exclusion({stale, hold("a", 2, 200, 300)});
   EXPECT_EQ(result.overlap_count, 0u) << result.report();
+  EXPECT_TRUE(result.ok()) << result.report();
+  ASSERT_EQ(result.excluded_record_count, 1u) << result.report();
+  EXPECT_EQ(result.excluded_records[0], stale);
+  const std::string report = result.report();
+  EXPECT_NE(report.find("1 excluded (lease ended before entering)"), std::string::npos) << report;
+  EXPECT_NE(report.find("excluded (lease ended before entering): " + to_string(stale)),
+            std::string::npos)
+      << report;
+}
+
+TEST(History, HistoryWhoseEveryRecordIsExcludedFailsBecauseNothingWasChecked) {
+  // Both inside together; were their leases not already over, this would be
+  // an overlap. A recorder that wrote deadlines too early would hide it.
+  HoldRecord first = hold("a", 1, 100, 500);
+  first.lease_deadline_ns = 90;
+  HoldRecord second = hold("a", 2, 200, 600);
+  second.lease_deadline_ns = 150;
+  const CheckResult result = check_mutual_exclusion({first, second});
+  EXPECT_EQ(result.overlap_count, 0u) << result.report();
+  EXPECT_EQ(result.excluded_record_count, 2u) << result.report();
+  EXPECT_FALSE(result.ok()) << result.report();
+  EXPECT_NE(result.report().find("nothing checked"), std::string::npos) << result.report();
+}
+
+TEST(History, RecordWithNoLeaseDeadlineIsInvalidAndFailsTheCheck) {
+  // What a recorder writes for a lease whose deadline it could not read: 0.
+  // Taken as a deadline, it would drop the record out of the overlap check
+  // and hide its overlap with the other holder.
+  HoldRecord missing = hold("a", 1, 100, 500);
+  missing.lease_deadline_ns = 0;
+  const CheckResult result = check_mutual_exclusion({missing, hold("a", 2, 200, 300)});
+  EXPECT_FALSE(result.ok());
+  ASSERT_EQ(result.invalid_record_count, 1u) << result.report();
+  EXPECT_EQ(result.invalid_records[0], missing);
+  EXPECT_EQ(result.excluded_record_count, 0u) << "an invalid record is not merely excluded";
+  EXPECT_NE(result.report().find("invalid record (no lease deadline recorded)"), std::string::npos)
+      << result.report();
 }
 
 TEST(History, NonIncreasingFencingTokensAreFlagged) {
@@ -142,6 +179,8 @@ TEST(History, RecordWithExitBeforeEnterIsInvalid) {
   const CheckResult result = check_mutual_exclusion({hold("a", 1, 200, 100)});
   EXPECT_FALSE(result.ok());
   EXPECT_EQ(result.invalid_record_count, 1u) << result.report();
+  EXPECT_NE(result.report().find("invalid record (exit before enter)"), std::string::npos)
+      << result.report();
 }
 
 TEST(History, RecordsRoundTripThroughWriterAndReader) {
