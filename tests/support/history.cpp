@@ -284,7 +284,13 @@ void add_listed(std::vector<T>& list, std::size_t& count, T&& entry) {
 // Fencing tokens must strictly increase in the order holders entered. Each
 // token is compared with the greatest one before it, so one stale token is
 // one violation, and so is every token after it that is not above the
-// greatest.
+// greatest. A holder whose lease ended before it entered is not held to this:
+// it held nothing, and when two acquires are answered together after a pause
+// their threads may enter in either order (the server still issued the
+// tokens in order; fencing is what rejects the stale one's writes). Its
+// token still counts towards the greatest: a holder that entered after it
+// believing its lease valid, with a lower token, was granted before it by a
+// server that had already let the lock go.
 void check_fencing(const std::vector<HoldRecord>& records,
                    const std::vector<std::size_t>& in_order,
                    CheckResult& result) {
@@ -292,7 +298,9 @@ void check_fencing(const std::vector<HoldRecord>& records,
   for (const std::size_t index : in_order) {
     const HoldRecord& record = records[index];
     if (!record.fencing_token) continue;
-    if (greatest != nullptr && *record.fencing_token <= *greatest->fencing_token) {
+    const bool stale = greatest != nullptr && *record.fencing_token <= *greatest->fencing_token;
+    if (stale && lease_ended_before_entering(record)) continue;
+    if (stale) {
       add_listed(result.fencing_violations, result.fencing_violation_count,
                  std::pair(*greatest, record));
     } else {

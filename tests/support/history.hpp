@@ -120,7 +120,8 @@ struct CheckResult {
   std::size_t overlap_count = 0;
   // Pairs (earlier, later) of holders of one name with fencing tokens where
   // later entered after earlier (or at the same time) but its token is not
-  // greater. earlier is the holder of the greatest token seen so far.
+  // greater, and later's lease had not ended before it entered. earlier is
+  // the holder of the greatest token seen so far, whatever its lease.
   std::vector<std::pair<HoldRecord, HoldRecord>> fencing_violations;
   std::size_t fencing_violation_count = 0;
   // Records that make the history unprovable, recorder bugs: exit_ns before
@@ -159,7 +160,8 @@ struct CheckResult {
 // records are counted as such (not as excluded) and take no part in the
 // overlap check. Also checks that, for each name, fencing tokens
 // strictly increase in the order holders entered (records without a token are
-// skipped).
+// skipped, and so is a lower token of a holder whose lease ended before it
+// entered: see fencing_violations).
 CheckResult check_mutual_exclusion(std::vector<HoldRecord> records);
 
 }  // namespace distlock::test

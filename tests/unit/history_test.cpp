@@ -175,6 +175,34 @@ TEST(History, NonIncreasingFencingTokensAreFlagged) {
   EXPECT_NE(result.report().find("fencing token did not increase"), std::string::npos);
 }
 
+TEST(History, LowerTokenOfAHolderWhoseLeaseEndedBeforeItEnteredIsNoFencingViolation) {
+  // Two acquires answered together after a server pause, both past their
+  // deadlines: the server issued 29 then 30, the threads entered the other
+  // way round. Neither held anything.
+  HoldRecord thirty = hold("a", 1, 1000, 1100, 30);
+  thirty.lease_deadline_ns = 500;
+  HoldRecord twenty_nine = hold("a", 1, 1001, 1200, 29);
+  twenty_nine.lease_deadline_ns = 400;
+  twenty_nine.thread = 2;
+  const CheckResult result =
+      check_mutual_exclusion({thirty, twenty_nine, hold("a", 2, 1300, 1400, 31)});
+  EXPECT_EQ(result.fencing_violation_count, 0u) << result.report();
+  EXPECT_EQ(result.excluded_record_count, 2u) << result.report();
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+TEST(History, ValidHolderEnteringAfterAHigherTokenFailsEvenIfThatHoldersLeaseHadEnded) {
+  // 31 was granted after 30, so the server had let 30's lock go before 30's
+  // holder entered believing its lease valid.
+  HoldRecord thirty_one = hold("a", 1, 1000, 1100, 31);
+  thirty_one.lease_deadline_ns = 500;
+  const HoldRecord thirty = hold("a", 2, 1200, 1300, 30);
+  const CheckResult result = check_mutual_exclusion({thirty_one, thirty});
+  ASSERT_EQ(result.fencing_violation_count, 1u) << result.report();
+  EXPECT_EQ(result.fencing_violations[0], std::pair(thirty_one, thirty));
+  EXPECT_FALSE(result.ok());
+}
+
 TEST(History, RecordWithExitBeforeEnterIsInvalid) {
   const CheckResult result = check_mutual_exclusion({hold("a", 1, 200, 100)});
   EXPECT_FALSE(result.ok());
