@@ -1,13 +1,32 @@
 #include "runtime/watchdog.hpp"
 
+#include <atomic>
 #include <map>
 #include <string_view>
 #include <vector>
 
 #include "client_impl.hpp"
+#include "distlock/error.hpp"
 #include "script/scripts.hpp"
 
 namespace distlock::detail {
+
+struct RenewalFailureCounts {
+  std::atomic<std::size_t> timed_out{0};
+  std::atomic<std::size_t> connection_lost{0};
+  std::atomic<std::size_t> other{0};
+
+  void count(std::error_code ec) {
+    if (ec == errc::timeout) {
+      ++timed_out;
+    } else if (ec == errc::connection_lost) {
+      ++connection_lost;
+    } else {
+      ++other;
+    }
+  }
+};
+
 namespace {
 
 using Reason = LeaseLostEvent::Reason;
@@ -18,8 +37,12 @@ class RenewCall final : public net::Completion {
   // check_only: confirm ownership without extending (fixed leases).
   RenewCall(std::vector<std::shared_ptr<LeaseState>> leases,
             Clock::time_point sent,
-            bool check_only)
-      : leases_(std::move(leases)), sent_(sent), check_only_(check_only) {
+            bool check_only,
+            std::shared_ptr<RenewalFailureCounts> failures)
+      : leases_(std::move(leases)),
+        sent_(sent),
+        check_only_(check_only),
+        failures_(std::move(failures)) {
     keys_.reserve(leases_.size());
     args_.reserve(leases_.size() * 3);
     for (const auto& l : leases_) {
@@ -40,11 +63,14 @@ class RenewCall final : public net::Completion {
     std::unique_ptr<RenewCall> self(this);
     // A failed call changes nothing: the expiry check marks leases lost if
     // their deadline passes before a later renewal gets through.
-    if (ec || !reply.is_array() || reply.as_array().size() != leases_.size()) return;
+    if (ec) return failures_->count(ec);
+    if (!reply.is_array() || reply.as_array().size() != leases_.size()) {
+      return failures_->count(errc::protocol_error);
+    }
     const auto& results = reply.as_array();
     for (std::size_t i = 0; i < leases_.size(); ++i) {
       LeaseState& lease = *leases_[i];
-      if (lease.released.load()) continue;
+      if (lease.released.load() || lease.lost()) continue;  // a lost lease stays lost
       if (results[i].is_integer() && results[i].as_integer() == 1) {
         if (!check_only_) lease.confirm(sent_);
       } else {
@@ -57,6 +83,7 @@ class RenewCall final : public net::Completion {
   std::vector<std::shared_ptr<LeaseState>> leases_;
   Clock::time_point sent_;
   bool check_only_;
+  std::shared_ptr<RenewalFailureCounts> failures_;
   std::vector<std::string_view> keys_;
   std::vector<std::string_view> args_;
   std::optional<script::ScriptCall> call_;
@@ -67,6 +94,7 @@ class RenewCall final : public net::Completion {
 Watchdog::Watchdog(ClientImpl& client, asio::io_context& io)
     : client_(client),
       period_(client.options().watchdog_timeout / 3),
+      failures_(std::make_shared<RenewalFailureCounts>()),
       tick_timer_(io),
       expiry_timer_(io) {}
 
@@ -83,6 +111,10 @@ void Watchdog::remove(const LeaseState* lease) {
 std::size_t Watchdog::size() const {
   std::lock_guard lock(mutex_);
   return leases_.size();
+}
+
+Watchdog::RenewalFailures Watchdog::renewal_failures() const {
+  return {failures_->timed_out.load(), failures_->connection_lost.load(), failures_->other.load()};
 }
 
 void Watchdog::activated(const LeaseState& lease) {
@@ -154,8 +186,11 @@ void Watchdog::send_batch(std::vector<std::shared_ptr<LeaseState>> batch, bool c
   if (!check_only) {
     for (const auto& l : batch) l->renewal_sent(sent);
   }
-  auto* call = new RenewCall(std::move(batch), sent, check_only);
-  if (call->start(client_.topology())) delete call;  // not queued (closed, full): next tick
+  auto* call = new RenewCall(std::move(batch), sent, check_only, failures_);
+  if (call->start(client_.topology())) {  // not queued (closed or full): retried next tick
+    delete call;
+    ++failures_->other;
+  }
 }
 
 void Watchdog::arm_expiry(Clock::time_point at) {

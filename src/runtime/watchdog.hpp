@@ -12,6 +12,8 @@
 
 namespace distlock::detail {
 
+struct RenewalFailureCounts;
+
 class Watchdog {
  public:
   // At most this many leases go into one renewal script call.
@@ -35,6 +37,18 @@ class Watchdog {
   // Leases registered (for tests: zero once everything is released).
   std::size_t size() const;
 
+  // Renewal script calls that got no usable answer since the Client started,
+  // by cause. Such a call changes no lease; the expiry check marks a lease
+  // lost if its deadline passes before a later renewal gets through. For
+  // tests: a renewal sent while the server is paused shows up in timed_out.
+  // Any thread.
+  struct RenewalFailures {
+    std::size_t timed_out = 0;        // no reply within command_timeout
+    std::size_t connection_lost = 0;  // the connection dropped before the reply
+    std::size_t other = 0;            // not queued, an error reply, or a malformed one
+  };
+  RenewalFailures renewal_failures() const;
+
  private:
   void arm_tick();
   void tick(bool all);
@@ -45,6 +59,9 @@ class Watchdog {
 
   ClientImpl& client_;
   const std::chrono::milliseconds period_;
+  // Shared with the calls in flight, which may complete after the Watchdog
+  // is gone (a connection failing its queue as the Client is destroyed).
+  const std::shared_ptr<RenewalFailureCounts> failures_;
   mutable std::mutex mutex_;
   std::unordered_map<const LeaseState*, std::shared_ptr<LeaseState>> leases_;
   // I/O thread only.

@@ -8,6 +8,9 @@
 #include <future>
 #include <latch>
 #include <mutex>
+#include <sstream>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -40,6 +43,54 @@ class Holds {
   std::vector<HoldRecord> records_;
 };
 
+// The critical section: a non-atomic increment of `counter` (GET, then SET
+// n+1), two round trips during which another holder, were the lock broken,
+// would be inside too (an overlap for the checker, a lost increment for the
+// counter). Returns false when a command failed.
+bool increment(Client& client, const std::string& counter) {
+  std::error_code ec;
+  const std::string_view get[] = {"GET", counter};
+  const Value v = client.command(get, ec);
+  if (ec) return false;
+  const std::string next = std::to_string((v.is_nil() ? 0 : std::stoll(v.as_string())) + 1);
+  const std::string_view set[] = {"SET", counter, next};
+  client.command(set, ec);
+  return !ec;
+}
+
+long long counter_value(const RedisServer& server, const std::string& counter) {
+  const std::string v = server.cli({"GET", counter});
+  return v.empty() ? 0 : std::stoll(v);
+}
+
+// Failed logins of `user` the server has logged (ACL LOG, reason auth).
+long long auth_failures(const RedisServer& server, const std::string& user) {
+  // redis-cli prints each entry as "field\nvalue" lines, starting with count.
+  std::istringstream lines(server.cli({"ACL", "LOG"}));
+  long long total = 0;
+  long long count = 0;
+  std::string reason;
+  std::string username;
+  const auto finish_entry = [&] {
+    if (reason == "auth" && username == user) total += count;
+    count = 0;
+    reason.clear();
+    username.clear();
+  };
+  for (std::string key, value; std::getline(lines, key) && std::getline(lines, value);) {
+    if (key == "count") {
+      finish_entry();
+      count = std::stoll(value);
+    } else if (key == "reason") {
+      reason = value;
+    } else if (key == "username") {
+      username = value;
+    }
+  }
+  finish_entry();
+  return total;
+}
+
 std::string connection_id(const RedisServer& server, const std::string& name, bool pubsub) {
   for (const auto& c : connections_named(server, name)) {
     if (c.pubsub == pubsub) return c.id;
@@ -52,6 +103,7 @@ TEST(ClientKill, OfTheDataConnectionsLeavesWaitersWaitingAndTheLeaseRenewedAndEv
   Client holder(options_for(server, 30s, "holder"));
   Client waiter(options_for(server, 30s, "waiter"));
   const std::string name = "killed-data";
+  const std::string counter = "counter:" + name;
   Lease held = holder.lock(name).acquire();
   HoldRecord held_record = entering(name, 0, std::nullopt);
 
@@ -76,8 +128,12 @@ TEST(ClientKill, OfTheDataConnectionsLeavesWaitersWaitingAndTheLeaseRenewedAndEv
         Lease lease = pending.get();
         HoldRecord r = entering(name, 1, std::nullopt, t);
         ++acquired;
-        r.exit_ns = test::steady_now_ns();
+        if (!increment(waiter, counter)) ADD_FAILURE() << "waiter " << t << ": increment failed";
+        r.exit_ns = test::steady_now_ns();  // just before the release
         holds.add(r);
+        std::error_code ec;
+        lease.release(ec);
+        if (ec) ADD_FAILURE() << "waiter " << t << ": release: " << ec.message();
       } catch (const std::exception& e) {
         ADD_FAILURE() << "waiter " << t << ": " << e.what();
         ++failed;
@@ -127,6 +183,7 @@ TEST(ClientKill, OfTheDataConnectionsLeavesWaitersWaitingAndTheLeaseRenewedAndEv
   records.push_back(held_record);
   const auto result = check_and_print("data connections killed", records);
   EXPECT_TRUE(result.ok()) << result.report();
+  EXPECT_EQ(counter_value(server, counter), kWaiters) << "an increment was lost: two were inside";
 }
 
 // The pub/sub connection is killed while its user may not log in again (ACL
@@ -143,6 +200,7 @@ TEST(ClientKill, OfThePubSubConnectionLosesTheUnlockMessageAndTheResubscriptionW
   wo.password = "waiter-pw";
   Client waiter(wo);
   const std::string name = "killed-pubsub";
+  const std::string counter = "counter:" + name;
   Lock held = holder.lock(name);
   held.lock();
   HoldRecord held_record = entering(name, 0, std::nullopt);
@@ -157,23 +215,35 @@ TEST(ClientKill, OfThePubSubConnectionLosesTheUnlockMessageAndTheResubscriptionW
       if (!lock.try_lock_for(20s)) return;
       HoldRecord r = entering(name, 1, std::nullopt, t);
       ++acquired;
-      r.exit_ns = test::steady_now_ns();
+      if (!increment(waiter, counter)) ADD_FAILURE() << "waiter " << t << ": increment failed";
+      r.exit_ns = test::steady_now_ns();  // just before the unlock
       holds.add(r);
-      lock.unlock();
+      std::error_code ec;
+      lock.unlock(ec);
+      if (ec) ADD_FAILURE() << "waiter " << t << ": unlock: " << ec.message();
     });
   }
   ASSERT_TRUE(eventually([&] { return subscribers(server, unlock_channel(name)) == 1; }, 10s));
   const std::string pubsub_before = connection_id(server, "waiter", true);
   ASSERT_FALSE(pubsub_before.empty()) << server.cli({"CLIENT", "LIST"});
 
-  server.cli({"ACL", "SETUSER", "waiter", "off"});  // open connections stay logged in
+  // Open connections stay logged in.
+  ASSERT_EQ(server.cli({"ACL", "SETUSER", "waiter", "off"}), "OK");
   EXPECT_EQ(server.cli({"CLIENT", "KILL", "TYPE", "pubsub"}), "1");
   ASSERT_EQ(subscribers(server, unlock_channel(name)), 0);
   held_record.exit_ns = test::steady_now_ns();
   held.unlock();  // published to nobody
-  EXPECT_EQ(acquired.load(), 0);
+  // The lock is free and the message lost. Wait until the Client has been
+  // refused a login twice more since (each a reconnect of the pub/sub
+  // connection, 10 to 100 ms apart): all that time the waiters, woken by
+  // nothing, stay out.
+  const long long refused = auth_failures(server, "waiter");
+  ASSERT_TRUE(eventually([&] { return auth_failures(server, "waiter") >= refused + 2; }, 10s))
+      << "the waiters' Client did not try to reconnect: " << server.cli({"ACL", "LOG"});
+  EXPECT_EQ(acquired.load(), 0) << "a waiter got in without a wake-up";
+  EXPECT_EQ(subscribers(server, unlock_channel(name)), 0);
 
-  server.cli({"ACL", "SETUSER", "waiter", "on"});
+  ASSERT_EQ(server.cli({"ACL", "SETUSER", "waiter", "on"}), "OK");
   for (auto& t : threads) t.join();
   EXPECT_EQ(acquired.load(), kWaiters) << "waiters were not woken by the resubscription";
   // The pub/sub connection came back (it has no subscription left now the
@@ -185,6 +255,7 @@ TEST(ClientKill, OfThePubSubConnectionLosesTheUnlockMessageAndTheResubscriptionW
   records.push_back(held_record);
   const auto result = check_and_print("pub/sub connection killed", records);
   EXPECT_TRUE(result.ok()) << result.report();
+  EXPECT_EQ(counter_value(server, counter), kWaiters) << "an increment was lost: two were inside";
 }
 
 }  // namespace

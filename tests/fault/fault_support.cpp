@@ -27,13 +27,18 @@ ClientOptions options_for(const test::RedisServer& server,
 }
 
 void StopCounter::watch(std::stop_token token) {
-  std::lock_guard lock(mutex_);
-  callbacks_.push_back(
+  // Made outside the lock: for a token already requested the callback runs
+  // at once, inside this constructor, and takes the lock itself (holding it
+  // here deadlocked ServerRestart when the reconnect had already marked the
+  // lease lost).
+  auto callback =
       std::make_unique<std::stop_callback<std::function<void()>>>(std::move(token), [this] {
-        std::lock_guard inner(mutex_);
+        std::lock_guard lock(mutex_);
         ++count_;
         cv_.notify_all();
-      }));
+      });
+  std::lock_guard lock(mutex_);
+  callbacks_.push_back(std::move(callback));
 }
 
 bool StopCounter::wait_for(std::size_t n, std::chrono::milliseconds bound) {

@@ -35,7 +35,8 @@ ClientOptions options_for(const test::RedisServer& server,
 // Counts stop requests on many stop_tokens and waits for a number of them.
 class StopCounter {
  public:
-  // Watches `token`; each watched token counts once when it is requested.
+  // Watches `token`; each watched token counts once when it is requested (at
+  // once, when it already was).
   void watch(std::stop_token token);
   // Waits at most `bound` until `n` watched tokens were requested.
   bool wait_for(std::size_t n, std::chrono::milliseconds bound);

@@ -26,17 +26,29 @@ ClientOptions as_user(const RedisServer& server, const std::string& user) {
   return o;
 }
 
-// Fills the server past its maxmemory (noeviction: writes are refused).
-void fill_memory(Client& client) {
-  client.command("DEBUG", "POPULATE", "20000", "filler", "100");
-  client.command("CONFIG", "SET", "maxmemory", "1mb");  // below what is used already
+// Fills the server past its maxmemory (noeviction: writes are refused) and
+// returns what a plain SET gets then: the server's error text, or "accepted".
+// Callers assert it is an OOM refusal, so a fill that did not fill cannot
+// pass unnoticed.
+std::string fill_memory(Client& client) {
+  EXPECT_EQ(client.command("DEBUG", "POPULATE", "20000", "filler", "100").as_string(), "OK");
+  // Below what is used already.
+  EXPECT_EQ(client.command("CONFIG", "SET", "maxmemory", "1mb").as_string(), "OK");
+  try {
+    client.command("SET", "plain-write", "x");
+    return "accepted";
+  } catch (const Error& e) {
+    return e.what();
+  }
 }
 
 TEST(ServerLimits, MaxmemoryWithNoevictionFailsTheAcquireWithAnOomServerErrorAndHoldsNothing) {
   RedisServer server;  // maxmemory-policy is noeviction by default
   Client client(options_for(server, 900ms, "client"));
   Lease held = client.lock("held-before").acquire();
-  fill_memory(client);
+  const std::string plain_set = fill_memory(client);
+  ASSERT_TRUE(contains(plain_set, "OOM"))
+      << "the memory is not full: a plain SET got " << plain_set;
   const auto full = std::chrono::steady_clock::now();
   Lock lock = client.fenced_lock("oom");
   try {
@@ -68,25 +80,27 @@ TEST(ServerLimits, MaxmemoryWithNoevictionFailsTheAcquireWithAnOomServerErrorAnd
 }
 
 // The inner unlock of a reentrant hold decrements the count with HINCRBY,
-// which Redis refuses when memory is full (it is flagged denyoom, although a
-// decrement needs no memory). The Lock's own count moves on regardless
-// (src/sync/lock.cpp, Lock::unlock), so the outer unlock sends an expected
-// count of 1 while the server still has 2, and release.lua answers "already
-// applied" (2): the outer unlock reports success but the lock stays held,
-// unrenewed, until its lease runs out (30 s here). Fails today.
+// which Redis refuses inside a script when memory is full (HINCRBY is flagged
+// denyoom, although a decrement needs no memory) unless the script is
+// flagged allow-oom, as release.lua is. The test first proves the memory is
+// full: a plain SET is refused with OOM.
 TEST(ServerLimits, MaxmemoryReachedDuringAReentrantHoldStillLetsItsTwoUnlocksFreeTheLock) {
   RedisServer server;
   Client client(options_for(server, 30s, "client"));
   Lock lock = client.lock("reentrant-oom");
   lock.lock();
   lock.lock();
-  fill_memory(client);
+  const std::string plain_set = fill_memory(client);
+  ASSERT_TRUE(contains(plain_set, "OOM"))
+      << "the memory is not full: a plain SET got " << plain_set;
   std::error_code inner;
   lock.unlock(inner);
   std::printf("[maxmemory] inner unlock: %s\n", inner ? inner.message().c_str() : "ok");
   std::error_code outer;
   lock.unlock(outer);
   std::printf("[maxmemory] outer unlock: %s\n", outer ? outer.message().c_str() : "ok");
+  EXPECT_FALSE(inner) << "inner unlock: " << inner.message();
+  EXPECT_FALSE(outer) << "outer unlock: " << outer.message();
   EXPECT_EQ(lock.hold_count(), 0u);
   EXPECT_FALSE(lock.is_locked()) << "both unlocks returned and the lock is still held; inner: "
                                  << inner.message() << ", outer: " << outer.message();
@@ -151,9 +165,9 @@ TEST(ServerLimits, AclUserWithoutPublishLocksButItsUnlockFailsWithServerErrorAnd
 }
 
 // Redis 7 gives a new ACL user no channel rights (acl-pubsub-default
-// resetchannels), so distlock's SUBSCRIBE is refused. The first wait should
-// say so; today the refusal is dropped and the waiter polls at the holder's
-// TTL (src/runtime/waiters.cpp, ChannelReply ignores error replies).
+// resetchannels), so distlock's SUBSCRIBE is refused. The first wait says so
+// (src/runtime/waiters.cpp, Waiters::refused) instead of degrading silently
+// to polling at the holder's TTL. The throwing overload carries the text.
 TEST(ServerLimits, AclUserWithoutChannelRightsFailsItsFirstWaitWithServerErrorNamingTheChannel) {
   test::RedisServerOptions so;
   so.acl_users = {"nochannels on >pw ~* resetchannels +@all"};
@@ -163,12 +177,17 @@ TEST(ServerLimits, AclUserWithoutChannelRightsFailsItsFirstWaitWithServerErrorNa
   Lock held = holder.lock("acl-channels");
   held.lock();
   Lock lock = waiter.lock("acl-channels");
-  std::error_code ec;
-  const bool got = lock.try_lock_for(3s, std::nullopt, ec);
-  EXPECT_FALSE(got);
-  EXPECT_EQ(ec, errc::server_error) << "the refused SUBSCRIBE was not reported";
+  try {
+    const bool got = lock.try_lock_for(3s);
+    if (got) lock.unlock();
+    ADD_FAILURE() << "the refused SUBSCRIBE was not reported; the wait returned " << got;
+  } catch (const Error& e) {
+    std::printf("[acl] wait: %s\n", e.what());
+    EXPECT_EQ(e.code(), errc::server_error);
+    EXPECT_TRUE(contains(e.what(), unlock_channel("acl-channels"))) << e.what();
+    EXPECT_TRUE(contains(e.what(), "NOPERM")) << e.what();
+  }
   held.unlock();
-  if (got) lock.unlock();
 }
 
 TEST(ServerLimits, AclUserWithoutChannelRightsLocksButItsUnlockFailsWithServerError) {

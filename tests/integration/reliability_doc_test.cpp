@@ -31,6 +31,7 @@
 #include "distlock/distlock.hpp"
 #include "distlock/fencing.hpp"
 #include "support/redis_server.hpp"
+#include "support/refusing_port.hpp"
 
 namespace distlock {
 namespace {
@@ -155,31 +156,6 @@ std::error_code code_of(F f) {
   }
 }
 
-// A loopback port that refuses connections: bound, never listening, and held
-// until destroyed so no other test can take it meanwhile.
-class RefusingPort {
- public:
-  RefusingPort() : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t size = sizeof address;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), size) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &size) != 0) {
-      throw std::system_error(errno, std::generic_category(), "cannot bind a loopback port");
-    }
-    port_ = ntohs(address.sin_port);
-  }
-  ~RefusingPort() { ::close(fd_); }
-  RefusingPort(const RefusingPort&) = delete;
-  RefusingPort& operator=(const RefusingPort&) = delete;
-  std::uint16_t port() const { return port_; }
-
- private:
-  int fd_;
-  std::uint16_t port_ = 0;
-};
-
 // The data of the server `c` is connected to, key by key: its type, its
 // serialized value (DUMP) and whether it expires (the TTL itself moves with
 // time; whether there is one does not).
@@ -204,7 +180,7 @@ struct Env {
     o.requirepass = "secret";
     return o;
   }()};
-  RefusingPort refusing;
+  test::RefusingPort refusing;
   // Read the data of both servers before and after each bad call.
   Client observer{ClientOptions::from_uri(server.uri())};
   Client auth_observer{ClientOptions::from_uri(auth_server.uri())};

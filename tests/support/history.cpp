@@ -262,6 +262,19 @@ std::int64_t effective_end(const HoldRecord& record) {
   return std::min(record.exit_ns, record.lease_deadline_ns);
 }
 
+// Whether a holder's lease ended before it entered: it never believed itself
+// valid inside.
+bool lease_ended_before_entering(const HoldRecord& record) {
+  return record.enter_ns > effective_end(record);
+}
+
+// Why a record cannot be used, or nullptr.
+const char* invalid_reason(const HoldRecord& record) {
+  if (record.exit_ns < record.enter_ns) return "exit before enter";
+  if (record.lease_deadline_ns <= 0) return "no lease deadline recorded";
+  return nullptr;
+}
+
 template <typename T>
 void add_listed(std::vector<T>& list, std::size_t& count, T&& entry) {
   ++count;
@@ -271,7 +284,13 @@ void add_listed(std::vector<T>& list, std::size_t& count, T&& entry) {
 // Fencing tokens must strictly increase in the order holders entered. Each
 // token is compared with the greatest one before it, so one stale token is
 // one violation, and so is every token after it that is not above the
-// greatest.
+// greatest. A holder whose lease ended before it entered is not held to this:
+// it held nothing, and when two acquires are answered together after a pause
+// their threads may enter in either order (the server still issued the
+// tokens in order; fencing is what rejects the stale one's writes). Its
+// token still counts towards the greatest: a holder that entered after it
+// believing its lease valid, with a lower token, was granted before it by a
+// server that had already let the lock go.
 void check_fencing(const std::vector<HoldRecord>& records,
                    const std::vector<std::size_t>& in_order,
                    CheckResult& result) {
@@ -279,7 +298,9 @@ void check_fencing(const std::vector<HoldRecord>& records,
   for (const std::size_t index : in_order) {
     const HoldRecord& record = records[index];
     if (!record.fencing_token) continue;
-    if (greatest != nullptr && *record.fencing_token <= *greatest->fencing_token) {
+    const bool stale = greatest != nullptr && *record.fencing_token <= *greatest->fencing_token;
+    if (stale && lease_ended_before_entering(record)) continue;
+    if (stale) {
       add_listed(result.fencing_violations, result.fencing_violation_count,
                  std::pair(*greatest, record));
     } else {
@@ -299,7 +320,11 @@ void check_overlaps(const std::vector<HoldRecord>& records,
   std::vector<std::int64_t> enters;
   for (const std::size_t index : in_order) {
     const HoldRecord& record = records[index];
-    if (record.enter_ns > effective_end(record)) continue;
+    if (invalid_reason(record) != nullptr) continue;  // counted by the caller
+    if (lease_ended_before_entering(record)) {
+      add_listed(result.excluded_records, result.excluded_record_count, HoldRecord(record));
+      continue;
+    }
     live.push_back(index);
     enters.push_back(record.enter_ns);
   }
@@ -326,7 +351,7 @@ CheckResult check_mutual_exclusion(std::vector<HoldRecord> records) {
   std::unordered_map<std::string_view, std::vector<std::size_t>> by_name;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const HoldRecord& record = records[i];
-    if (record.exit_ns < record.enter_ns) {
+    if (invalid_reason(record) != nullptr) {
       add_listed(result.invalid_records, result.invalid_record_count, HoldRecord(record));
     }
     by_name[record.name].push_back(i);
@@ -355,11 +380,16 @@ CheckResult check_mutual_exclusion(std::vector<HoldRecord> records) {
 }
 
 std::string CheckResult::report() const {
-  std::string out = "mutual exclusion: " + std::to_string(operations_checked) + " operations on " +
-                    std::to_string(names_checked) +
-                    " names checked: " + std::to_string(overlap_count) + " overlaps, " +
-                    std::to_string(fencing_violation_count) + " fencing violations, " +
-                    std::to_string(invalid_record_count) + " invalid records\n";
+  std::string out =
+      "mutual exclusion: " + std::to_string(operations_checked) + " operations on " +
+      std::to_string(names_checked) + " names checked: " + std::to_string(overlap_count) +
+      " overlaps, " + std::to_string(fencing_violation_count) + " fencing violations, " +
+      std::to_string(invalid_record_count) + " invalid records, " +
+      std::to_string(excluded_record_count) + " excluded (lease ended before entering)\n";
+  if (operations_checked > 0 &&
+      excluded_record_count + invalid_record_count >= operations_checked) {
+    out += "nothing checked: every record was excluded or invalid\n";
+  }
   for (const auto& [first, second] : overlaps) {
     const std::int64_t both_inside = std::min(effective_end(first), effective_end(second)) -
                                      std::max(first.enter_ns, second.enter_ns);
@@ -373,7 +403,11 @@ std::string CheckResult::report() const {
     out += "  later:   " + to_string(later) + "\n";
   }
   for (const HoldRecord& record : invalid_records) {
-    out += "invalid record (exit before enter): " + to_string(record) + "\n";
+    out +=
+        std::string("invalid record (") + invalid_reason(record) + "): " + to_string(record) + "\n";
+  }
+  for (const HoldRecord& record : excluded_records) {
+    out += "excluded (lease ended before entering): " + to_string(record) + "\n";
   }
   const auto not_listed = [&out](std::size_t count, std::size_t listed, const char* what) {
     if (count > listed) {
@@ -383,6 +417,7 @@ std::string CheckResult::report() const {
   not_listed(overlap_count, overlaps.size(), "overlaps");
   not_listed(fencing_violation_count, fencing_violations.size(), "fencing violations");
   not_listed(invalid_record_count, invalid_records.size(), "invalid records");
+  not_listed(excluded_record_count, excluded_records.size(), "excluded records");
   return out;
 }
 

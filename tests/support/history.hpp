@@ -120,30 +120,48 @@ struct CheckResult {
   std::size_t overlap_count = 0;
   // Pairs (earlier, later) of holders of one name with fencing tokens where
   // later entered after earlier (or at the same time) but its token is not
-  // greater. earlier is the holder of the greatest token seen so far.
+  // greater, and later's lease had not ended before it entered. earlier is
+  // the holder of the greatest token seen so far, whatever its lease.
   std::vector<std::pair<HoldRecord, HoldRecord>> fencing_violations;
   std::size_t fencing_violation_count = 0;
-  // Records whose exit_ns is before their enter_ns: a recorder bug that makes
-  // the history unprovable.
+  // Records that make the history unprovable, recorder bugs: exit_ns before
+  // enter_ns, or a lease_deadline_ns of 0 or less (no deadline was recorded:
+  // a real one is never at the clock's epoch, and a hold without a lease
+  // says so with the default).
   std::vector<HoldRecord> invalid_records;
   std::size_t invalid_record_count = 0;
+  // Valid records left out of the overlap check because their lease ended
+  // before they entered (lease_deadline_ns < enter_ns): such a holder never
+  // believed itself valid inside. Legitimate after a fault (an acquire
+  // answered after its deadline), but a history where every record is
+  // excluded proves nothing.
+  std::vector<HoldRecord> excluded_records;
+  std::size_t excluded_record_count = 0;
 
-  // No overlap, no fencing violation, no invalid record.
+  // No overlap, no fencing violation, no invalid record, and, when any record
+  // was given, at least one was checked for overlaps (not all excluded).
   bool ok() const {
-    return overlap_count == 0 && fencing_violation_count == 0 && invalid_record_count == 0;
+    const bool something_checked =
+        operations_checked == 0 ||
+        excluded_record_count + invalid_record_count < operations_checked;
+    return overlap_count == 0 && fencing_violation_count == 0 && invalid_record_count == 0 &&
+           something_checked;
   }
   // One summary line with the counts, then one block per listed problem with
-  // its records.
+  // its records, then the listed excluded records.
   std::string report() const;
 };
 
 // Checks records, in any order, in O(n log n) time (plus the size of the
 // lists). For each name, a record's effective interval is the closed interval
 // [enter_ns, min(exit_ns, lease_deadline_ns)], empty when the lease ended
-// before the holder entered; two records overlap when their effective
-// intervals share an instant. Also checks that, for each name, fencing tokens
+// before the holder entered (the record is then counted as excluded); two
+// records overlap when their effective intervals share an instant. Invalid
+// records are counted as such (not as excluded) and take no part in the
+// overlap check. Also checks that, for each name, fencing tokens
 // strictly increase in the order holders entered (records without a token are
-// skipped).
+// skipped, and so is a lower token of a holder whose lease ended before it
+// entered: see fencing_violations).
 CheckResult check_mutual_exclusion(std::vector<HoldRecord> records);
 
 }  // namespace distlock::test

@@ -108,12 +108,15 @@ class LossClock {
 // its deadline (which only moves later while the lease is renewed), or the
 // moment the loss was signalled if that came first. A loss requested but not
 // yet signalled happened before now, so now bounds it (later than the truth,
-// never hiding an overlap).
-std::int64_t believed_until(std::chrono::steady_clock::time_point deadline,
+// never hiding an overlap). A held lock always has a deadline; a missing one
+// is recorded as 0, which the checker reports as an invalid record, so the
+// run fails instead of the record silently dropping out of the overlap check.
+std::int64_t believed_until(std::optional<std::chrono::steady_clock::time_point> deadline,
                             const std::stop_token& stop,
                             const LossClock& loss,
                             std::int64_t exit_ns) {
-  std::int64_t end = distlock::test::steady_ns(deadline);
+  if (!deadline) return 0;
+  std::int64_t end = distlock::test::steady_ns(*deadline);
   if (stop.stop_requested()) {
     const std::int64_t lost = loss.lost_at();
     end = std::min(end, lost != 0 ? lost : exit_ns);
@@ -153,8 +156,7 @@ int hold_fenced(const std::vector<std::string>& args) {
   // process cannot observe its deadline passing, so the notice (after
   // SIGCONT) would overstate how long it believed itself valid.
   record.lease_deadline_ns =
-      believed_until(lock.lease_deadline().value_or(std::chrono::steady_clock::time_point{}),
-                     lock.stop_token(), loss, record.exit_ns);
+      believed_until(lock.lease_deadline(), lock.stop_token(), loss, record.exit_ns);
   std::error_code unlock_error;
   lock.unlock(unlock_error);
   distlock::test::HistoryWriter history(args[4]);
@@ -226,8 +228,8 @@ void history_thread(distlock::Client& client,
     record.exit_ns = steady_now_ns();
     const bool valid = thread_owned ? lock.lease_valid() : lease->valid();
     const auto deadline =
-        thread_owned ? lock.lease_deadline().value_or(std::chrono::steady_clock::time_point{})
-                     : lease->deadline();
+        thread_owned ? lock.lease_deadline()
+                     : std::optional<std::chrono::steady_clock::time_point>(lease->deadline());
     record.lease_deadline_ns = believed_until(
         deadline, thread_owned ? lock.stop_token() : lease->stop_token(), loss, record.exit_ns);
     if (thread_owned) {

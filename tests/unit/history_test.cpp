@@ -115,11 +115,48 @@ TEST(History, OverlapWhileBothLeasesWereValidFails) {
   EXPECT_EQ(result.overlap_count, 1u) << result.report();
 }
 
-TEST(History, HolderWhoseLeaseEndedBeforeItEnteredOverlapsNothing) {
+TEST(History, HolderWhoseLeaseEndedBeforeItEnteredOverlapsNothingAndIsCountedAsExcluded) {
   HoldRecord stale = hold("a", 1, 100, 500);
   stale.lease_deadline_ns = 50;
   const CheckResult result = check_mutual_exclusion({stale, hold("a", 2, 200, 300)});
   EXPECT_EQ(result.overlap_count, 0u) << result.report();
+  EXPECT_TRUE(result.ok()) << result.report();
+  ASSERT_EQ(result.excluded_record_count, 1u) << result.report();
+  EXPECT_EQ(result.excluded_records[0], stale);
+  const std::string report = result.report();
+  EXPECT_NE(report.find("1 excluded (lease ended before entering)"), std::string::npos) << report;
+  EXPECT_NE(report.find("excluded (lease ended before entering): " + to_string(stale)),
+            std::string::npos)
+      << report;
+}
+
+TEST(History, HistoryWhoseEveryRecordIsExcludedFailsBecauseNothingWasChecked) {
+  // Both inside together; were their leases not already over, this would be
+  // an overlap. A recorder that wrote deadlines too early would hide it.
+  HoldRecord first = hold("a", 1, 100, 500);
+  first.lease_deadline_ns = 90;
+  HoldRecord second = hold("a", 2, 200, 600);
+  second.lease_deadline_ns = 150;
+  const CheckResult result = check_mutual_exclusion({first, second});
+  EXPECT_EQ(result.overlap_count, 0u) << result.report();
+  EXPECT_EQ(result.excluded_record_count, 2u) << result.report();
+  EXPECT_FALSE(result.ok()) << result.report();
+  EXPECT_NE(result.report().find("nothing checked"), std::string::npos) << result.report();
+}
+
+TEST(History, RecordWithNoLeaseDeadlineIsInvalidAndFailsTheCheck) {
+  // What a recorder writes for a lease whose deadline it could not read: 0.
+  // Taken as a deadline, it would drop the record out of the overlap check
+  // and hide its overlap with the other holder.
+  HoldRecord missing = hold("a", 1, 100, 500);
+  missing.lease_deadline_ns = 0;
+  const CheckResult result = check_mutual_exclusion({missing, hold("a", 2, 200, 300)});
+  EXPECT_FALSE(result.ok());
+  ASSERT_EQ(result.invalid_record_count, 1u) << result.report();
+  EXPECT_EQ(result.invalid_records[0], missing);
+  EXPECT_EQ(result.excluded_record_count, 0u) << "an invalid record is not merely excluded";
+  EXPECT_NE(result.report().find("invalid record (no lease deadline recorded)"), std::string::npos)
+      << result.report();
 }
 
 TEST(History, NonIncreasingFencingTokensAreFlagged) {
@@ -138,10 +175,40 @@ TEST(History, NonIncreasingFencingTokensAreFlagged) {
   EXPECT_NE(result.report().find("fencing token did not increase"), std::string::npos);
 }
 
+TEST(History, LowerTokenOfAHolderWhoseLeaseEndedBeforeItEnteredIsNoFencingViolation) {
+  // Two acquires answered together after a server pause, both past their
+  // deadlines: the server issued 29 then 30, the threads entered the other
+  // way round. Neither held anything.
+  HoldRecord thirty = hold("a", 1, 1000, 1100, 30);
+  thirty.lease_deadline_ns = 500;
+  HoldRecord twenty_nine = hold("a", 1, 1001, 1200, 29);
+  twenty_nine.lease_deadline_ns = 400;
+  twenty_nine.thread = 2;
+  const CheckResult result =
+      check_mutual_exclusion({thirty, twenty_nine, hold("a", 2, 1300, 1400, 31)});
+  EXPECT_EQ(result.fencing_violation_count, 0u) << result.report();
+  EXPECT_EQ(result.excluded_record_count, 2u) << result.report();
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+TEST(History, ValidHolderEnteringAfterAHigherTokenFailsEvenIfThatHoldersLeaseHadEnded) {
+  // 31 was granted after 30, so the server had let 30's lock go before 30's
+  // holder entered believing its lease valid.
+  HoldRecord thirty_one = hold("a", 1, 1000, 1100, 31);
+  thirty_one.lease_deadline_ns = 500;
+  const HoldRecord thirty = hold("a", 2, 1200, 1300, 30);
+  const CheckResult result = check_mutual_exclusion({thirty_one, thirty});
+  ASSERT_EQ(result.fencing_violation_count, 1u) << result.report();
+  EXPECT_EQ(result.fencing_violations[0], std::pair(thirty_one, thirty));
+  EXPECT_FALSE(result.ok());
+}
+
 TEST(History, RecordWithExitBeforeEnterIsInvalid) {
   const CheckResult result = check_mutual_exclusion({hold("a", 1, 200, 100)});
   EXPECT_FALSE(result.ok());
   EXPECT_EQ(result.invalid_record_count, 1u) << result.report();
+  EXPECT_NE(result.report().find("invalid record (exit before enter)"), std::string::npos)
+      << result.report();
 }
 
 TEST(History, RecordsRoundTripThroughWriterAndReader) {
