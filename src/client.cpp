@@ -77,13 +77,9 @@ ClientImpl::ClientImpl(ClientOptions options)
     : options_(std::move(options)), id_(runtime::random_uuid()), work_(asio::make_work_guard(io_)) {
   validate(options_);
   tls_ = make_tls(options_.tls);
-  watchdog_ = std::make_unique<Watchdog>(*this, io_);
-  waiters_ = std::make_unique<Waiters>(*this);
   pending_releases_ = std::make_unique<PendingReleases>();
   net::Connection::Handlers data;
-  for (const script::Script* sc : script::all_scripts()) {
-    data.preload.push_back({"SCRIPT", "LOAD", std::string(sc->source)});
-  }
+  data.preload = script::preload_commands();
   data.on_connected = [this](bool reconnected) {
     // Check every lease at once: a restarted server may have lost them all.
     if (reconnected) watchdog_->renew_all_now();
@@ -105,12 +101,16 @@ ClientImpl::ClientImpl(ClientOptions options)
   };
   topology_ = std::make_unique<topology::Standalone>(io_, options_, tls_.get(), std::move(data),
                                                      std::move(subscriber));
+  // The handlers above run only once the I/O thread starts, after these exist.
+  watchdog_ = std::make_unique<Watchdog>(*topology_, options_.watchdog_timeout / 3, io_);
+  waiters_ = std::make_unique<Waiters>(*topology_);
+  services_ = std::unique_ptr<Services>(new Services{options_, id_, executor_, *topology_,
+                                                     *watchdog_, *waiters_, *pending_releases_});
 }
 
-std::string ClientImpl::thread_owner() const {
-  static std::atomic<std::uint64_t> next{1};
-  thread_local const std::uint64_t number = next.fetch_add(1);
-  return id_ + ":" + std::to_string(number);
+std::shared_ptr<Services> services_of(const std::shared_ptr<ClientImpl>& client) {
+  // Shares the ClientImpl's ownership: the parts live as long as the pointer.
+  return std::shared_ptr<Services>(client, &client->services());
 }
 
 ClientImpl::~ClientImpl() {
@@ -128,7 +128,7 @@ void ClientImpl::start() {
 }
 
 void ClientImpl::close() noexcept {
-  if (closed_.exchange(true)) return;
+  if (!executor_.close()) return;
   // Waiters and the watchdog live on the I/O thread: stop them there, before
   // the connections close (posted handlers run in order).
   asio::post(io_, [this] {
@@ -147,22 +147,6 @@ void ClientImpl::close() noexcept {
   }
 }
 
-bool ClientImpl::on_io_thread() const noexcept {
-  return io_.get_executor().running_in_this_thread();
-}
-
-bool ClientImpl::may_block(std::error_code& ec) const {
-  if (closed_.load()) {
-    ec = errc::closed;
-    return false;
-  }
-  if (on_io_thread()) {
-    ec = errc::invalid_argument;  // a blocking call here would wait for itself
-    return false;
-  }
-  return true;
-}
-
 std::error_code ClientImpl::submit(std::span<const std::string_view> args,
                                    net::Completion* completion) {
   if (args.empty()) return errc::invalid_argument;
@@ -170,16 +154,6 @@ std::error_code ClientImpl::submit(std::span<const std::string_view> args,
   resp::encode_command(payload, args);
   const std::string_view key = args.size() > 1 ? args[1] : std::string_view();
   return topology_->data_for(key).submit(std::move(payload), 1, completion);
-}
-
-Value ClientImpl::call(std::span<const std::string_view> args, std::error_code& ec) {
-  ec.clear();
-  if (!may_block(ec)) return {};
-  net::SyncCompletion done;
-  if ((ec = submit(args, &done))) return {};
-  Value reply = done.wait(ec);
-  if (!ec && reply.is_error()) ec = errc::server_error;
-  return reply;
 }
 
 }  // namespace detail

@@ -3,6 +3,7 @@
 #include <asio/system_executor.hpp>
 
 #include "client_impl.hpp"
+#include "runtime/executor.hpp"
 
 namespace distlock::detail {
 namespace {
@@ -30,11 +31,15 @@ class AsyncCommand final : public net::Completion {
 
 }  // namespace
 
-asio::any_io_executor client_executor(const std::shared_ptr<ClientImpl>& client) {
+asio::any_io_executor client_executor(const Services& services) {
   // A closed Client's I/O thread has stopped: handlers without an executor of
   // their own then run on the system executor so they still run.
-  if (client->closed()) return asio::system_executor();
-  return client->io().get_executor();
+  if (services.executor.closed()) return asio::system_executor();
+  return services.executor.io().get_executor();
+}
+
+asio::any_io_executor client_executor(const std::shared_ptr<ClientImpl>& client) {
+  return client_executor(client->services());
 }
 
 void async_command_impl(const std::shared_ptr<ClientImpl>& client,

@@ -35,6 +35,10 @@ void async_command_impl(const std::shared_ptr<ClientImpl>& client,
                         std::vector<std::string> args,
                         std::unique_ptr<AsyncReceiver> receiver);
 asio::any_io_executor client_executor(const std::shared_ptr<ClientImpl>& client);
+struct Services;
+// The executor handlers run on by default: the Client's I/O executor, or the
+// system executor once the Client is closed (its I/O thread has stopped).
+asio::any_io_executor client_executor(const Services& services);
 
 // Runs the user's handler on its associated executor (by default the Client's
 // I/O executor), keeping that executor's work count up until then.

@@ -13,8 +13,8 @@
 namespace distlock {
 
 namespace detail {
-class ClientImpl;
 class LeaseState;
+struct Services;
 }  // namespace detail
 
 // Passed to ClientOptions::on_lease_lost the moment a lease is lost.
@@ -93,8 +93,8 @@ class Lease {
   template <class Token>
   auto async_release(Token&& token);
 
-  // The Client state behind this lease (null for an empty Lease).
-  std::shared_ptr<detail::ClientImpl> client_impl() const noexcept;
+  // The Client parts behind this lease (null for an empty Lease).
+  std::shared_ptr<detail::Services> services() const noexcept;
   // Leaves this Lease empty without releasing, and returns its state: for
   // the library's asynchronous release.
   std::shared_ptr<detail::LeaseState> take_state() noexcept { return std::move(state_); }

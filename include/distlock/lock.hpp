@@ -14,8 +14,8 @@
 namespace distlock {
 
 namespace detail {
-class ClientImpl;
 struct LockKeys;
+struct Services;
 }  // namespace detail
 
 // A handle to the lock `name`, made by Client::lock() or
@@ -148,9 +148,10 @@ class Lock {
   bool fenced() const noexcept;
 
   // Made by Client::lock() / Client::fenced_lock().
-  Lock(std::shared_ptr<detail::ClientImpl> client, std::string name, bool fenced);
+  Lock(std::shared_ptr<detail::Services> client, std::string name, bool fenced);
 
-  const std::shared_ptr<detail::ClientImpl>& client_impl() const noexcept { return client_; }
+  // The Client parts this lock uses (for the library's async operations).
+  const std::shared_ptr<detail::Services>& services() const noexcept { return client_; }
   const std::shared_ptr<const detail::LockKeys>& keys() const noexcept { return keys_; }
 
  private:
@@ -161,7 +162,7 @@ class Lock {
   bool try_lock_for_ms(std::chrono::milliseconds wait,
                        std::optional<std::chrono::milliseconds> lease);
 
-  std::shared_ptr<detail::ClientImpl> client_;
+  std::shared_ptr<detail::Services> client_;
   std::shared_ptr<const detail::LockKeys> keys_;
 };
 

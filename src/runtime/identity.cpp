@@ -3,6 +3,8 @@
 #include <openssl/rand.h>
 
 #include <array>
+#include <atomic>
+#include <cstdint>
 #include <stdexcept>
 
 namespace distlock::runtime {
@@ -42,6 +44,12 @@ std::string random_token() {
   out.reserve(32);
   for (unsigned char byte : random_bytes()) append_hex(out, byte);
   return out;
+}
+
+std::string thread_owner(const std::string& client_id) {
+  static std::atomic<std::uint64_t> next{1};
+  thread_local const std::uint64_t number = next.fetch_add(1);
+  return client_id + ":" + std::to_string(number);
 }
 
 }  // namespace distlock::runtime

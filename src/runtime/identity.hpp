@@ -14,4 +14,8 @@ std::string random_uuid();
 // 128 random bits as 32 lowercase hex characters.
 std::string random_token();
 
+// "<client_id>:<thread-number>": the calling thread's owner id for the
+// Client `client_id` (the number is per thread, for the process's life).
+std::string thread_owner(const std::string& client_id);
+
 }  // namespace distlock::runtime

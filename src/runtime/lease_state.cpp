@@ -1,7 +1,5 @@
 #include "runtime/lease_state.hpp"
 
-#include "client_impl.hpp"
-
 namespace distlock::detail {
 namespace {
 
@@ -24,20 +22,21 @@ std::chrono::nanoseconds believed_for(std::chrono::milliseconds ttl, double drif
 
 }  // namespace
 
-LeaseState::LeaseState(std::shared_ptr<ClientImpl> c,
-                       std::shared_ptr<const LockKeys> k,
+LeaseState::LeaseState(std::string n,
                        std::string o,
                        std::chrono::milliseconds t,
                        bool w,
-                       std::optional<Renewal> r)
-    : client(std::move(c)),
-      keys(std::move(k)),
+                       Renewal r,
+                       double drift_factor,
+                       const LostHandler* on_lost)
+    : name(std::move(n)),
       owner(std::move(o)),
       ttl(t),
       watchdog(w),
       ttl_text(std::to_string(t.count())),
-      renewal(r ? std::move(*r) : Renewal{Renewal::Kind::hash_field, keys->name, owner}),
-      believed(believed_for(t, client ? client->options().clock_drift_factor : 0.0)) {}
+      renewal(std::move(r)),
+      believed(believed_for(t, drift_factor)),
+      on_lost_(on_lost) {}
 
 void LeaseState::confirm(Clock::time_point sent) noexcept {
   const auto proposed = to_ns(sent + believed);
@@ -61,9 +60,9 @@ void LeaseState::renewal_sent(Clock::time_point t) noexcept {
 bool LeaseState::mark_lost(LeaseLostEvent::Reason reason) {
   if (lost_.exchange(true)) return false;
   stop_.request_stop();
-  if (const auto& callback = client->options().on_lease_lost) {
+  if (on_lost_ && *on_lost_) {
     try {
-      callback(LeaseLostEvent{keys->name, owner, reason});
+      (*on_lost_)(LeaseLostEvent{name, owner, reason});
     } catch (...) {
       // A throwing user callback must not take down the I/O thread.
     }

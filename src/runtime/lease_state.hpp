@@ -1,21 +1,22 @@
-// The state of one holding of a lock, shared by the Lease or thread-hold that
-// owns it, the watchdog that renews it, and the acquire that made it.
+// The state of one holding, whatever primitive made it: shared by the Lease or
+// thread hold that owns it, the watchdog that renews it, and the acquire that
+// made it. It knows nothing of the primitive or the Client (Holding, in sync/,
+// adds those).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
 
 #include "distlock/lease.hpp"
-#include "sync/lock_keys.hpp"
 
 namespace distlock::detail {
 
-class ClientImpl;
 using Clock = std::chrono::steady_clock;
 
 // How the watchdog renews (or checks) a holding, whatever primitive made it:
@@ -32,16 +33,24 @@ struct Renewal {
 
 class LeaseState {
  public:
-  // Renewed as the hash field `owner` of the lock's key, unless `renewal`.
-  LeaseState(std::shared_ptr<ClientImpl> client,
-             std::shared_ptr<const LockKeys> keys,
+  using LostHandler = std::function<void(const LeaseLostEvent&)>;
+
+  // A holding of `name` by `owner`, renewed as `renewal` says. The local
+  // deadline keeps a margin of drift_factor * ttl + 2 ms below the server's
+  // expiry. `on_lost` (may be null or empty) runs when it is marked lost; it
+  // must outlive this state.
+  LeaseState(std::string name,
              std::string owner,
              std::chrono::milliseconds ttl,
              bool watchdog,
-             std::optional<Renewal> renewal = std::nullopt);
+             Renewal renewal,
+             double drift_factor,
+             const LostHandler* on_lost);
+  virtual ~LeaseState() = default;
+  LeaseState(const LeaseState&) = delete;
+  LeaseState& operator=(const LeaseState&) = delete;
 
-  const std::shared_ptr<ClientImpl> client;
-  const std::shared_ptr<const LockKeys> keys;
+  const std::string name;  // the primitive's name, as its user gave it
   const std::string owner;
   const std::chrono::milliseconds ttl;  // the lease length used on the server
   const bool watchdog;                  // renewed by the watchdog
@@ -65,7 +74,7 @@ class LeaseState {
   void renewal_sent(Clock::time_point t) noexcept;
 
   // Marks the lease lost (first call only): requests the stop token and runs
-  // ClientOptions::on_lease_lost. Returns true when this call marked it.
+  // the on_lost handler. Returns true when this call marked it.
   bool mark_lost(LeaseLostEvent::Reason reason);
   bool lost() const noexcept { return lost_.load(); }
   bool valid() const noexcept;
@@ -76,6 +85,7 @@ class LeaseState {
   std::atomic<std::int64_t> renewal_sent_ns_{0};
   std::atomic<bool> lost_{false};
   std::stop_source stop_;
+  const LostHandler* const on_lost_;
 };
 
 }  // namespace distlock::detail

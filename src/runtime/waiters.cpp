@@ -2,9 +2,10 @@
 
 #include <functional>
 
-#include "client_impl.hpp"
 #include "distlock/error.hpp"
+#include "net/connection.hpp"
 #include "resp/encoder.hpp"
+#include "topology/topology.hpp"
 
 namespace distlock::detail {
 namespace {
@@ -33,10 +34,10 @@ class ChannelReply final : public net::Completion {
 
 }  // namespace
 
-Waiters::Waiters(ClientImpl& client) : client_(client) {}
+Waiters::Waiters(topology::Topology& topology) : topology_(topology) {}
 
 net::Connection& Waiters::connection(const std::string& channel) {
-  return client_.topology().subscriber_for(channel);
+  return topology_.subscriber_for(channel);
 }
 
 void Waiters::subscribe(const std::string& channel) {

@@ -12,14 +12,16 @@
 namespace distlock::net {
 class Connection;
 }
+namespace distlock::topology {
+class Topology;
+}
 
 namespace distlock::detail {
 
-class ClientImpl;
-
 class Waiters {
  public:
-  explicit Waiters(ClientImpl& client);
+  // Subscribes on topology's subscriber connections.
+  explicit Waiters(topology::Topology& topology);
 
   // Adds `waiter` to `channel`, subscribing when it is the first one. The
   // waiter is woken once the subscription is confirmed (immediately when it
@@ -50,7 +52,7 @@ class Waiters {
   void refused(const std::string& channel, const std::string& reason);
   net::Connection& connection(const std::string& channel);
 
-  ClientImpl& client_;
+  topology::Topology& topology_;
   std::unordered_map<std::string, Channel> channels_;
   bool closed_ = false;
 };

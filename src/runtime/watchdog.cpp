@@ -5,9 +5,9 @@
 #include <string_view>
 #include <vector>
 
-#include "client_impl.hpp"
 #include "distlock/error.hpp"
 #include "script/scripts.hpp"
+#include "topology/topology.hpp"
 
 namespace distlock::detail {
 
@@ -91,9 +91,11 @@ class RenewCall final : public net::Completion {
 
 }  // namespace
 
-Watchdog::Watchdog(ClientImpl& client, asio::io_context& io)
-    : client_(client),
-      period_(client.options().watchdog_timeout / 3),
+Watchdog::Watchdog(topology::Topology& topology,
+                   std::chrono::milliseconds period,
+                   asio::io_context& io)
+    : topology_(topology),
+      period_(period),
       failures_(std::make_shared<RenewalFailureCounts>()),
       tick_timer_(io),
       expiry_timer_(io) {}
@@ -169,7 +171,7 @@ void Watchdog::send_batches(std::vector<std::shared_ptr<LeaseState>> leases, boo
   // holdings each; kinds and lease lengths mix freely.
   std::map<std::uint64_t, std::vector<std::shared_ptr<LeaseState>>> groups;
   for (auto& l : leases) {
-    groups[client_.topology().batch_group(l->renewal.key)].push_back(std::move(l));
+    groups[topology_.batch_group(l->renewal.key)].push_back(std::move(l));
   }
   for (auto& [group, members] : groups) {
     for (std::size_t i = 0; i < members.size(); i += kBatch) {
@@ -187,7 +189,7 @@ void Watchdog::send_batch(std::vector<std::shared_ptr<LeaseState>> batch, bool c
     for (const auto& l : batch) l->renewal_sent(sent);
   }
   auto* call = new RenewCall(std::move(batch), sent, check_only, failures_);
-  if (call->start(client_.topology())) {  // not queued (closed or full): retried next tick
+  if (call->start(topology_)) {  // not queued (closed or full): retried next tick
     delete call;
     ++failures_->other;
   }

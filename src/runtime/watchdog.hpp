@@ -10,6 +10,10 @@
 
 #include "runtime/lease_state.hpp"
 
+namespace distlock::topology {
+class Topology;
+}
+
 namespace distlock::detail {
 
 struct RenewalFailureCounts;
@@ -19,7 +23,8 @@ class Watchdog {
   // At most this many leases go into one renewal script call.
   static constexpr std::size_t kBatch = 1000;
 
-  Watchdog(ClientImpl& client, asio::io_context& io);
+  // Renews through `topology` every `period` (a third of the watchdog lease).
+  Watchdog(topology::Topology& topology, std::chrono::milliseconds period, asio::io_context& io);
 
   // Any thread. Registers a lease before its acquire is sent; it is renewed
   // and deadline-checked only once active.
@@ -57,7 +62,7 @@ class Watchdog {
   void arm_expiry(Clock::time_point at);
   void check_expiry();
 
-  ClientImpl& client_;
+  topology::Topology& topology_;
   const std::chrono::milliseconds period_;
   // Shared with the calls in flight, which may complete after the Watchdog
   // is gone (a connection failing its queue as the Client is destroyed).

@@ -20,4 +20,12 @@ std::vector<const Script*> all_scripts() {
   return {&s.acquire, &s.release, &s.renew, &s.force_release, &s.fenced_write};
 }
 
+std::vector<std::vector<std::string>> preload_commands() {
+  std::vector<std::vector<std::string>> commands;
+  for (const Script* s : all_scripts()) {
+    commands.push_back({"SCRIPT", "LOAD", std::string(s->source)});
+  }
+  return commands;
+}
+
 }  // namespace distlock::script

@@ -18,6 +18,11 @@ struct Scripts {
 // Every script, for the connection handshake's SCRIPT LOAD.
 std::vector<const Script*> all_scripts();
 
+// The SCRIPT LOAD command of every script, for a data connection's
+// handshake: a new primitive's scripts are preloaded by being listed in
+// Scripts and all_scripts().
+std::vector<std::vector<std::string>> preload_commands();
+
 // Thread-safe; SHA1s are computed on first use.
 const Scripts& scripts();
 

@@ -3,12 +3,15 @@
 #include <asio/post.hpp>
 #include <asio/system_executor.hpp>
 
-#include "client_impl.hpp"
 #include "distlock/error.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/waiters.hpp"
+#include "sync/services.hpp"
+#include "topology/topology.hpp"
 
 namespace distlock::detail {
 
-AcquireOp::AcquireOp(ClientImpl& client,
+AcquireOp::AcquireOp(Services& client,
                      std::unique_ptr<AcquireStep> step,
                      std::optional<Clock::time_point> deadline,
                      Done done)
@@ -35,14 +38,14 @@ void AcquireOp::start() {
 std::error_code AcquireOp::send() {
   sent_ = Clock::now();
   signaled = false;
-  return client_.topology().call(call_, step_->route_key(), step_->script(), step_->keys(),
-                                 step_->args(), this);
+  return client_.topology.call(call_, step_->route_key(), step_->script(), step_->keys(),
+                               step_->args(), this);
 }
 
 void AcquireOp::run(AcquireLoop::Actions a) {
   auto keep = shared_from_this();
   if (a.undo) step_->undo();
-  if (a.leave) client_.waiters().remove(std::string(step_->channel()), this, a.pass_signal);
+  if (a.leave) client_.waiters.remove(std::string(step_->channel()), this, a.pass_signal);
   if (a.cancel_sleep && timer_) timer_->cancel();
   if (a.send) {
     if (auto ec = send()) {
@@ -52,11 +55,11 @@ void AcquireOp::run(AcquireLoop::Actions a) {
   }
   if (a.subscribe) {
     // May wake (the channel is confirmed) or fail (closing) at once.
-    client_.waiters().add(std::string(step_->channel()), shared_from_this());
+    client_.waiters.add(std::string(step_->channel()), shared_from_this());
     return run(loop_.subscribed(Clock::now()));
   }
   if (a.sleep_until) {
-    if (!timer_) timer_.emplace(client_.io());
+    if (!timer_) timer_.emplace(client_.executor.io());
     timer_->expires_at(*a.sleep_until);
     timer_->async_wait([self = shared_from_this()](std::error_code ec) {
       if (!ec) self->run(self->loop_.on_timer());
@@ -100,7 +103,7 @@ void AcquireOp::fail(std::error_code ec, std::string message) {
 }
 
 void AcquireOp::abort(std::error_code ec) {
-  asio::post(client_.io(), [self = shared_from_this(), ec] {
+  asio::post(client_.executor.io(), [self = shared_from_this(), ec] {
     self->run(self->loop_.on_abort(ec, "the acquire was cancelled"));
   });
 }

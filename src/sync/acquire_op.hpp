@@ -17,7 +17,7 @@
 
 namespace distlock::detail {
 
-class ClientImpl;
+struct Services;
 
 // Attempt -> (contended) subscribe to the step's channel -> retry on each
 // wake-up or when the retry-after runs out -> until acquired, the deadline
@@ -34,7 +34,7 @@ class AcquireOp final : public net::Completion,
 
   // `deadline`: nullopt waits as long as it takes; a time in the past makes
   // exactly one attempt.
-  AcquireOp(ClientImpl& client,
+  AcquireOp(Services& client,
             std::unique_ptr<AcquireStep> step,
             std::optional<Clock::time_point> deadline,
             Done done);
@@ -56,7 +56,7 @@ class AcquireOp final : public net::Completion,
   void run(AcquireLoop::Actions actions);
   std::error_code send();
 
-  ClientImpl& client_;
+  Services& client_;
   std::unique_ptr<AcquireStep> step_;
   AcquireLoop loop_;
   Done done_;

@@ -3,11 +3,13 @@
 #include <array>
 #include <string>
 
-#include "client_impl.hpp"
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
+#include "runtime/executor.hpp"
 #include "script/scripts.hpp"
+#include "sync/services.hpp"
 #include "topology/slot.hpp"
+#include "topology/topology.hpp"
 
 namespace distlock {
 namespace {
@@ -26,13 +28,13 @@ bool fenced_write(Client& client,
     message = "fenced write: the key is empty";
     return false;
   }
-  const std::shared_ptr<detail::ClientImpl>& impl = client.impl();
-  if (!impl) {
+  if (!client.impl()) {
     ec = errc::closed;
     message = "fenced write: the client was moved from";
     return false;
   }
-  if (!impl->may_block(ec)) {
+  const std::shared_ptr<detail::Services> impl = detail::services_of(client.impl());
+  if (!impl->executor.may_block(ec)) {
     message = ec == errc::closed ? "fenced write: the client is closed"
                                  : "fenced write: a blocking call on the client's I/O thread "
                                    "would deadlock";
@@ -42,7 +44,7 @@ bool fenced_write(Client& client,
   const std::array<std::string_view, 2> keys = {key, fence};
   net::SyncCompletion done;
   std::optional<script::ScriptCall> call;
-  if ((ec = impl->topology().call(call, key, script::scripts().fenced_write, keys, args, &done))) {
+  if ((ec = impl->topology.call(call, key, script::scripts().fenced_write, keys, args, &done))) {
     message = "fenced write to '" + std::string(key) + "' could not be queued";
     return false;
   }

@@ -1,7 +1,9 @@
 #include "distlock/lease.hpp"
 
-#include "client_impl.hpp"
 #include "distlock/error.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/watchdog.hpp"
+#include "sync/holding.hpp"
 #include "sync/lock_ops.hpp"
 
 namespace distlock {
@@ -46,11 +48,11 @@ std::optional<std::uint64_t> Lease::fencing_token() const noexcept {
 
 const std::string& Lease::name() const noexcept {
   static const std::string empty;
-  return state_ ? state_->keys->name : empty;
+  return state_ ? state_->name : empty;
 }
 
-std::shared_ptr<detail::ClientImpl> Lease::client_impl() const noexcept {
-  return state_ ? state_->client : nullptr;
+std::shared_ptr<detail::Services> Lease::services() const noexcept {
+  return state_ ? detail::holding(*state_).services : nullptr;
 }
 
 void Lease::release() noexcept {
@@ -63,20 +65,21 @@ void Lease::release(std::error_code& ec) noexcept {
   if (!state_) return;
   const bool valid_before = state_->valid();
   if (state_->released.exchange(true)) return;
-  detail::ClientImpl& client = *state_->client;
-  client.watchdog().remove(state_.get());
-  if (client.closed()) {
+  const std::shared_ptr<detail::Holding> state = detail::holding(state_);
+  detail::Services& client = *state->services;
+  client.watchdog.remove(state.get());
+  if (client.executor.closed()) {
     ec = errc::closed;  // no longer renewed: it expires on the server by itself
     return;
   }
-  if (client.on_io_thread()) {
+  if (client.executor.on_io_thread()) {
     // Destroyed inside a handler on the I/O thread: blocking would deadlock,
     // so the release is settled in the background.
-    detail::PendingRelease::start(client, state_, 1, true, valid_before);
+    detail::PendingRelease::start(client, state, 1, true, valid_before);
     return;
   }
-  const auto result = detail::release_blocking(client, *state_, 1, ec);
-  ec = detail::finish_release(client, state_, 1, valid_before, result, ec, nullptr);
+  const auto result = detail::release_blocking(client, *state, 1, ec);
+  ec = detail::finish_release(client, state, 1, valid_before, result, ec, nullptr);
 }
 
 }  // namespace distlock

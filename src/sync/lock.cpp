@@ -2,12 +2,14 @@
 
 #include <unordered_map>
 
-#include "client_impl.hpp"
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
+#include "runtime/executor.hpp"
 #include "runtime/identity.hpp"
+#include "runtime/watchdog.hpp"
 #include "script/scripts.hpp"
 #include "sync/lock_ops.hpp"
+#include "sync/services.hpp"
 
 namespace distlock {
 namespace {
@@ -16,16 +18,35 @@ using detail::AcquireOutcome;
 using detail::Clock;
 using std::chrono::milliseconds;
 
-// This thread's holds of thread-owned locks, keyed by client id + '\n' +
-// name. Only the owning thread ever reads or writes them (another thread's
-// unlock finds nothing and reports not_owner), so no lock is needed.
-std::unordered_map<std::string, detail::ThreadHold>& thread_holds() {
-  thread_local std::unordered_map<std::string, detail::ThreadHold> holds;
+// A thread's holding of one lock: its lease and local hold count.
+struct ThreadHold {
+  std::shared_ptr<detail::Holding> state;
+  std::uint32_t count = 0;
+  // A release of this holding (a timed-out or dropped unlock, or the undo of
+  // an acquire that got no reply) that the server has not confirmed yet. The
+  // thread's next lock or unlock of the name settles it first. `count` is
+  // what the server holds once it is settled.
+  std::shared_ptr<detail::PendingRelease> pending;
+};
+
+// This thread's holds of thread-owned primitives, keyed by client id, kind
+// and name, so two kinds of hold on one name (a read and a write hold, later)
+// never collide. Only the owning thread ever reads or writes them (another
+// thread's unlock finds nothing and reports not_owner), so no lock is needed.
+std::unordered_map<std::string, ThreadHold>& thread_holds() {
+  thread_local std::unordered_map<std::string, ThreadHold> holds;
   return holds;
 }
 
-std::string hold_key(const detail::ClientImpl& client, const std::string& name) {
-  return client.id() + '\n' + name;
+constexpr std::string_view kLockKind = "lock";
+
+std::string hold_key(const detail::Services& client, const std::string& name) {
+  std::string key = client.client_id;
+  key += '\n';
+  key += kLockKind;
+  key += '\n';
+  key += name;
+  return key;
 }
 
 void check_lease(std::optional<milliseconds> lease) {
@@ -53,7 +74,7 @@ std::optional<Clock::time_point> deadline_after(std::optional<milliseconds> wait
 
 }  // namespace
 
-Lock::Lock(std::shared_ptr<detail::ClientImpl> client, std::string name, bool fenced)
+Lock::Lock(std::shared_ptr<detail::Services> client, std::string name, bool fenced)
     : client_(std::move(client)),
       keys_(std::make_shared<const detail::LockKeys>(std::move(name), fenced)) {}
 
@@ -65,18 +86,16 @@ bool Lock::fenced() const noexcept {
 }
 
 // The thread's last hold is given up: the watchdog stops renewing it now.
-static void release_locally(detail::ClientImpl& client, detail::LeaseState& state) {
+static void release_locally(detail::Services& client, detail::Holding& state) {
   state.released = true;
-  client.watchdog().remove(&state);
+  client.watchdog.remove(&state);
 }
 
 // Waits, at most until `until`, for the hold's pending release to settle and
 // applies its outcome: a hold the thread still counts that the server no
 // longer has is lost. False when it is still unsettled then. `reported` is
 // what the unlock that started it reports.
-static bool settle_pending(detail::ThreadHold& hold,
-                           Clock::time_point until,
-                           std::error_code& reported) {
+static bool settle_pending(ThreadHold& hold, Clock::time_point until, std::error_code& reported) {
   const auto outcome = hold.pending->wait_until(until);
   if (!outcome) return false;
   reported = hold.pending->reported(*outcome);
@@ -88,7 +107,7 @@ static bool settle_pending(detail::ThreadHold& hold,
 }
 
 // Thread-owned acquire: `wait` nullopt waits forever, zero tries once.
-static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::ClientImpl>& client,
+static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::Services>& client,
                                          const std::shared_ptr<const detail::LockKeys>& keys,
                                          std::optional<milliseconds> wait,
                                          std::optional<milliseconds> lease) {
@@ -98,7 +117,7 @@ static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::ClientImp
   if (auto it = holds.find(key); it != holds.end() && it->second.pending) {
     // Never re-enter a hold whose count on the server is unknown: that would
     // reuse its fencing token and leave the counts apart (issue 8).
-    const auto limit = Clock::now() + client->options().command_timeout;
+    const auto limit = Clock::now() + client->options.command_timeout;
     const bool user_first = deadline && *deadline < limit;
     std::error_code ignored;
     if (!settle_pending(it->second, user_first ? *deadline : limit, ignored)) {
@@ -110,7 +129,7 @@ static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::ClientImp
     }
     if (it->second.count == 0) holds.erase(it);
   }
-  std::shared_ptr<detail::LeaseState> state;
+  std::shared_ptr<detail::Holding> state;
   std::uint32_t count = 0;
   if (auto it = holds.find(key); it != holds.end()) {
     state = it->second.state;
@@ -123,7 +142,10 @@ static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::ClientImp
             false,
             {}};
   }
-  if (!state) state = detail::make_lease_state(client, keys, client->thread_owner(), lease);
+  if (!state) {
+    state = std::make_shared<detail::Holding>(client, keys,
+                                              runtime::thread_owner(client->client_id), lease);
+  }
   std::shared_ptr<detail::PendingRelease> cleanup;
   auto outcome = detail::acquire_blocking(*client, state, count + 1, deadline, &cleanup);
   if (outcome.acquired) {
@@ -189,19 +211,19 @@ void Lock::unlock() noexcept {
 
 void Lock::unlock(std::error_code& ec) noexcept {
   ec.clear();
-  if (!client_->may_block(ec)) return;
+  if (!client_->executor.may_block(ec)) return;
   auto& holds = thread_holds();
   auto it = holds.find(hold_key(*client_, keys_->name));
   if (it == holds.end()) {
     ec = errc::not_owner;
     return;
   }
-  detail::ThreadHold& hold = it->second;
+  ThreadHold& hold = it->second;
   if (hold.pending) {
     const bool repeat = hold.count == 0 && hold.pending->counted_unlock();
     std::error_code reported;
     const bool settled =
-        settle_pending(hold, Clock::now() + client_->options().command_timeout, reported);
+        settle_pending(hold, Clock::now() + client_->options.command_timeout, reported);
     if (hold.count == 0) {
       if (!settled) {
         ec = repeat ? errc::timeout : errc::not_owner;
@@ -224,7 +246,7 @@ void Lock::unlock(std::error_code& ec) noexcept {
       return;
     }
   }
-  std::shared_ptr<detail::LeaseState> state = hold.state;
+  std::shared_ptr<detail::Holding> state = hold.state;
   const std::uint32_t expected = hold.count;
   const bool valid_before = state->valid();
   // The local count moves on at once; a release the server has not
@@ -244,11 +266,11 @@ bool Lock::force_unlock() {
   const std::string_view keys[] = {keys_->name};
   const std::string_view args[] = {keys_->channel, "0"};
   std::error_code ec;
-  if (!client_->may_block(ec)) throw Error(ec, "force_unlock of '" + keys_->name + "'");
+  if (!client_->executor.may_block(ec)) throw Error(ec, "force_unlock of '" + keys_->name + "'");
   net::SyncCompletion done;
   std::optional<script::ScriptCall> call;
-  if ((ec = client_->topology().call(call, keys_->name, script::scripts().force_release, keys, args,
-                                     &done))) {
+  if ((ec = client_->topology.call(call, keys_->name, script::scripts().force_release, keys, args,
+                                   &done))) {
     throw Error(ec, "force_unlock of '" + keys_->name + "'");
   }
   Value reply = done.wait(ec);
@@ -257,7 +279,7 @@ bool Lock::force_unlock() {
   return reply.is_integer() && reply.as_integer() == 1;
 }
 
-static Value query(detail::ClientImpl& client, std::span<const std::string_view> args) {
+static Value query(const detail::Services& client, std::span<const std::string_view> args) {
   std::error_code ec;
   Value v = client.call(args, ec);
   if (ec) {
@@ -272,13 +294,13 @@ bool Lock::is_locked() const {
 }
 
 bool Lock::is_held_by_current_thread() const {
-  const std::string owner = client_->thread_owner();
+  const std::string owner = runtime::thread_owner(client_->client_id);
   const std::string_view args[] = {"HEXISTS", keys_->name, owner};
   return query(*client_, args).as_integer() == 1;
 }
 
 std::uint32_t Lock::hold_count() const {
-  const std::string owner = client_->thread_owner();
+  const std::string owner = runtime::thread_owner(client_->client_id);
   const std::string_view args[] = {"HGET", keys_->name, owner};
   Value v = query(*client_, args);
   return v.is_nil() ? 0 : static_cast<std::uint32_t>(std::stoul(v.as_string()));
@@ -292,8 +314,8 @@ std::optional<milliseconds> Lock::remaining_ttl() const {
   return milliseconds(ttl);
 }
 
-static std::shared_ptr<detail::LeaseState> thread_state(detail::ClientImpl& client,
-                                                        const std::string& name) {
+static std::shared_ptr<detail::Holding> thread_state(detail::Services& client,
+                                                     const std::string& name) {
   auto it = thread_holds().find(hold_key(client, name));
   // A hold counted down to zero may linger while its release settles.
   return it == thread_holds().end() || it->second.count == 0 ? nullptr : it->second.state;
@@ -322,14 +344,14 @@ bool Lock::lease_valid() const {
 
 // --- Handle-owned -------------------------------------------------------------
 
-static std::optional<Lease> acquire_lease(const std::shared_ptr<detail::ClientImpl>& client,
+static std::optional<Lease> acquire_lease(const std::shared_ptr<detail::Services>& client,
                                           const std::shared_ptr<const detail::LockKeys>& keys,
                                           std::optional<milliseconds> wait,
                                           std::optional<milliseconds> lease,
                                           std::error_code& ec,
                                           std::string& message) {
-  auto state =
-      detail::make_lease_state(client, keys, client->id() + ":" + runtime::random_token(), lease);
+  auto state = std::make_shared<detail::Holding>(
+      client, keys, client->client_id + ":" + runtime::random_token(), lease);
   auto o = detail::acquire_blocking(*client, state, 1, deadline_after(wait));
   ec = o.ec;
   message = std::move(o.message);
@@ -382,12 +404,12 @@ std::optional<Lease> Lock::try_acquire_for(milliseconds wait,
 
 Lock Client::lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return Lock(impl_, std::move(name), false);
+  return Lock(detail::services_of(impl_), std::move(name), false);
 }
 
 Lock Client::fenced_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return Lock(impl_, std::move(name), true);
+  return Lock(detail::services_of(impl_), std::move(name), true);
 }
 
 }  // namespace distlock

@@ -4,12 +4,14 @@
 #include <asio/post.hpp>
 #include <asio/system_executor.hpp>
 
-#include "client_impl.hpp"
 #include "distlock/error.hpp"
+#include "runtime/executor.hpp"
 #include "runtime/identity.hpp"
+#include "runtime/watchdog.hpp"
 #include "sync/acquire_op.hpp"
 #include "sync/lock_ops.hpp"
 #include "sync/lock_step.hpp"
+#include "sync/services.hpp"
 
 namespace distlock::detail {
 namespace {
@@ -29,7 +31,7 @@ class AsyncAcquireOp final : public AsyncAcquire {
 // an unknown outcome goes on in the background as a PendingRelease.
 class AsyncReleaseCall final : public net::Completion {
  public:
-  AsyncReleaseCall(std::shared_ptr<LeaseState> state,
+  AsyncReleaseCall(std::shared_ptr<Holding> state,
                    bool valid_before,
                    std::unique_ptr<Receiver<std::error_code>> receiver)
       : state_(std::move(state)),
@@ -37,7 +39,7 @@ class AsyncReleaseCall final : public net::Completion {
         receiver_(std::move(receiver)),
         call_(*state_, 1, this) {}
 
-  std::error_code start() { return call_.start(state_->client->topology()); }
+  std::error_code start() { return call_.start(state_->services->topology); }
 
   void complete(std::error_code ec, Value reply) override {
     ReleaseResult result = ReleaseResult::not_held;
@@ -45,20 +47,21 @@ class AsyncReleaseCall final : public net::Completion {
     std::error_code reported = ec;
     if (ec == errc::timeout || ec == errc::connection_lost) {
       // Never wait on the I/O thread: the repeat goes on in the background.
-      PendingRelease::start(*state_->client, state_, 1, true, valid_before_);
+      PendingRelease::start(*state_->services, state_, 1, true, valid_before_);
     } else {
-      reported = finish_release(*state_->client, state_, 1, valid_before_, result, ec, nullptr);
+      reported = finish_release(*state_->services, state_, 1, valid_before_, result, ec, nullptr);
     }
     auto receiver = std::move(receiver_);
     // Freed once the call that completes now has unwound.
-    asio::post(state_->client->io(), [self = std::unique_ptr<AsyncReleaseCall>(this)] {});
+    asio::post(state_->services->executor.io(),
+               [self = std::unique_ptr<AsyncReleaseCall>(this)] {});
     receiver->complete(reported, {});
   }
 
   std::unique_ptr<Receiver<std::error_code>> take_receiver() { return std::move(receiver_); }
 
  private:
-  std::shared_ptr<LeaseState> state_;
+  std::shared_ptr<Holding> state_;
   bool valid_before_;
   std::unique_ptr<Receiver<std::error_code>> receiver_;
   ReleaseCall call_;
@@ -76,17 +79,17 @@ void complete_posted(std::unique_ptr<Receiver<std::error_code>> receiver, std::e
 std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
                                                  std::optional<std::chrono::milliseconds> wait,
                                                  std::unique_ptr<Receiver<Lease>> receiver) {
-  const auto& client = lock.client_impl();
-  auto state = make_lease_state(client, lock.keys(), client->id() + ":" + runtime::random_token(),
-                                std::nullopt);
-  client->watchdog().add(state);
+  const auto& client = lock.services();
+  auto state = std::make_shared<Holding>(
+      client, lock.keys(), client->client_id + ":" + runtime::random_token(), std::nullopt);
+  client->watchdog.add(state);
   std::optional<Clock::time_point> deadline;
   if (wait) deadline = Clock::now() + std::max(*wait, std::chrono::milliseconds(0));
   auto op = std::make_shared<AcquireOp>(
       *client, std::make_unique<LockStep>(*client, state, 1), deadline,
       [state, r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))](AcquireOutcome o) {
         if (o.acquired) return r->complete({}, Lease(state));
-        state->client->watchdog().remove(state.get());
+        state->services->watchdog.remove(state.get());
         // Not acquired in time is no error: an empty Lease.
         r->complete(o.ec, Lease());
       });
@@ -95,13 +98,13 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
 }
 
 void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>> receiver) {
-  std::shared_ptr<LeaseState> state = lease.take_state();
+  std::shared_ptr<Holding> state = holding(lease.take_state());
   if (!state) return complete_posted(std::move(receiver), {});
   const bool valid_before = state->valid();
   if (state->released.exchange(true)) return complete_posted(std::move(receiver), {});
-  ClientImpl& client = *state->client;
-  client.watchdog().remove(state.get());
-  if (client.closed()) return complete_posted(std::move(receiver), errc::closed);
+  Services& client = *state->services;
+  client.watchdog.remove(state.get());
+  if (client.executor.closed()) return complete_posted(std::move(receiver), errc::closed);
   auto call = std::make_unique<AsyncReleaseCall>(state, valid_before, std::move(receiver));
   if (auto ec = call->start()) {
     // Not queued: it never ran. Keep trying in the background (a full queue
@@ -113,9 +116,9 @@ void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>>
 }
 
 asio::any_io_executor lease_executor(const Lease& lease) {
-  auto client = lease.client_impl();
-  if (!client) return asio::system_executor();
-  return client_executor(client);
+  auto services = lease.services();
+  if (!services) return asio::system_executor();
+  return client_executor(*services);
 }
 
 }  // namespace distlock::detail

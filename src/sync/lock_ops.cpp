@@ -2,8 +2,9 @@
 
 #include <asio/post.hpp>
 
-#include "client_impl.hpp"
 #include "distlock/error.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/watchdog.hpp"
 #include "script/scripts.hpp"
 #include "sync/acquire_op.hpp"
 #include "sync/lock_step.hpp"
@@ -15,7 +16,7 @@ constexpr std::string_view kUnlockMessage = "0";
 
 }  // namespace
 
-ReleaseCall::ReleaseCall(const LeaseState& state, std::uint32_t expected, net::Completion* next)
+ReleaseCall::ReleaseCall(const Holding& state, std::uint32_t expected, net::Completion* next)
     : expected_(std::to_string(expected)), next_(next) {
   keys_[0] = state.keys->name;
   args_ = {state.ttl_text, state.owner, expected_, state.keys->channel, kUnlockMessage};
@@ -51,28 +52,20 @@ ReleaseResult release_result(const Value& reply, std::error_code& ec) {
   }
 }
 
-std::shared_ptr<LeaseState> make_lease_state(const std::shared_ptr<ClientImpl>& client,
-                                             const std::shared_ptr<const LockKeys>& keys,
-                                             std::string owner,
-                                             std::optional<std::chrono::milliseconds> lease) {
-  const auto ttl = lease.value_or(client->options().watchdog_timeout);
-  return std::make_shared<LeaseState>(client, keys, std::move(owner), ttl, !lease.has_value());
-}
-
-AcquireOutcome acquire_blocking(ClientImpl& client,
-                                const std::shared_ptr<LeaseState>& state,
+AcquireOutcome acquire_blocking(Services& client,
+                                const std::shared_ptr<Holding>& state,
                                 std::uint32_t count_after,
                                 std::optional<Clock::time_point> deadline,
                                 std::shared_ptr<PendingRelease>* cleanup) {
   AcquireOutcome result;
-  if (!client.may_block(result.ec)) {
+  if (!client.executor.may_block(result.ec)) {
     result.message = result.ec == errc::closed ? "the client is closed"
                                                : "a blocking lock call on the client's I/O thread "
                                                  "would deadlock; use async_acquire there";
     return result;
   }
   const bool fresh = !state->active.load();
-  if (fresh) client.watchdog().add(state);
+  if (fresh) client.watchdog.add(state);
   net::Event done;
   auto step = std::make_unique<LockStep>(client, state, count_after);
   LockStep& lock_step = *step;
@@ -83,21 +76,21 @@ AcquireOutcome acquire_blocking(ClientImpl& client,
       });
   op->start();
   done.wait();
-  if (fresh && !result.acquired) client.watchdog().remove(state.get());
+  if (fresh && !result.acquired) client.watchdog.remove(state.get());
   if (cleanup != nullptr) *cleanup = lock_step.cleanup();
   return result;
 }
 
-ReleaseResult release_blocking(ClientImpl& client,
-                               LeaseState& state,
+ReleaseResult release_blocking(Services& client,
+                               Holding& state,
                                std::uint32_t expected,
                                std::error_code& ec) {
   ec.clear();
-  if (!client.may_block(ec)) return ReleaseResult::not_held;
+  if (!client.executor.may_block(ec)) return ReleaseResult::not_held;
   net::SyncCompletion done;
   ReleaseCall call(state, expected, &done);
   const auto sent = Clock::now();
-  if ((ec = call.start(client.topology()))) {
+  if ((ec = call.start(client.topology))) {
     return ReleaseResult::not_held;
   }
   Value reply = done.wait(ec);
@@ -108,8 +101,8 @@ ReleaseResult release_blocking(ClientImpl& client,
   return result;
 }
 
-std::error_code finish_release(ClientImpl& client,
-                               const std::shared_ptr<LeaseState>& state,
+std::error_code finish_release(Services& client,
+                               const std::shared_ptr<Holding>& state,
                                std::uint32_t expected,
                                bool valid_before,
                                ReleaseResult result,
@@ -127,7 +120,7 @@ std::error_code finish_release(ClientImpl& client,
   if (ec == errc::connection_lost) {
     // The connection is back at once in most drops: give the repeat the time
     // one command may take before leaving it to the background.
-    if (auto o = p->wait_until(Clock::now() + client.options().command_timeout)) {
+    if (auto o = p->wait_until(Clock::now() + client.options.command_timeout)) {
       return p->reported(*o);
     }
   }
@@ -137,29 +130,29 @@ std::error_code finish_release(ClientImpl& client,
 
 // --- PendingRelease ------------------------------------------------------------
 
-std::shared_ptr<PendingRelease> PendingRelease::start(ClientImpl& client,
-                                                      std::shared_ptr<LeaseState> state,
+std::shared_ptr<PendingRelease> PendingRelease::start(Services& client,
+                                                      std::shared_ptr<Holding> state,
                                                       std::uint32_t expected,
                                                       bool counted_unlock,
                                                       bool valid_before) {
   auto p = std::make_shared<PendingRelease>(client, std::move(state), expected, counted_unlock,
                                             valid_before);
-  if (!client.pending_releases().add(p)) {
+  if (!client.pending_releases.add(p)) {
     p->settle({ReleaseResult::not_held, make_error_code(errc::closed)});
     return p;
   }
-  asio::post(client.io(), [p] { p->send(); });
+  asio::post(client.executor.io(), [p] { p->send(); });
   return p;
 }
 
 std::shared_ptr<PendingRelease> PendingRelease::start_after(
     const std::shared_ptr<PendingRelease>& previous,
-    ClientImpl& client,
-    std::shared_ptr<LeaseState> state,
+    Services& client,
+    std::shared_ptr<Holding> state,
     std::uint32_t expected,
     bool valid_before) {
   auto p = std::make_shared<PendingRelease>(client, std::move(state), expected, true, valid_before);
-  if (!client.pending_releases().add(p)) {
+  if (!client.pending_releases.add(p)) {
     p->settle({ReleaseResult::not_held, make_error_code(errc::closed)});
     return p;
   }
@@ -170,12 +163,12 @@ std::shared_ptr<PendingRelease> PendingRelease::start_after(
       return p;
     }
   }
-  asio::post(client.io(), [p] { p->send(); });
+  asio::post(client.executor.io(), [p] { p->send(); });
   return p;
 }
 
-PendingRelease::PendingRelease(ClientImpl& client,
-                               std::shared_ptr<LeaseState> state,
+PendingRelease::PendingRelease(Services& client,
+                               std::shared_ptr<Holding> state,
                                std::uint32_t expected,
                                bool counted_unlock,
                                bool valid_before)
@@ -184,7 +177,7 @@ PendingRelease::PendingRelease(ClientImpl& client,
       expected_(expected),
       counted_unlock_(counted_unlock),
       valid_before_(valid_before),
-      timer_(client.io()) {}
+      timer_(client.executor.io()) {}
 
 std::optional<PendingRelease::Outcome> PendingRelease::wait_until(Clock::time_point deadline) {
   std::unique_lock lock(mutex_);
@@ -207,7 +200,7 @@ void PendingRelease::send() {
   self_ = shared_from_this();
   auto call = std::make_shared<ReleaseCall>(*state_, expected_, this);
   call_ = call;
-  const auto ec = call->start(client_.topology());
+  const auto ec = call->start(client_.topology);
   if (ec == errc::closed) return settle({ReleaseResult::not_held, ec});
   if (ec) send_after(std::chrono::milliseconds(10));  // queue_full: try again shortly
 }
@@ -263,12 +256,12 @@ void PendingRelease::settle(Outcome outcome) {
   }
   settled_.notify_all();
   // The server's count is known again: the release of the next level may go.
-  if (next) asio::post(client_.io(), [next] { next->send(); });
-  client_.pending_releases().remove(this);
+  if (next) asio::post(client_.executor.io(), [next] { next->send(); });
+  client_.pending_releases.remove(this);
   timer_.cancel();
   // Let go of ourselves only after the call now completing has unwound: it
   // lives in call_.
-  if (self_) asio::post(client_.io(), [last = std::move(self_)] {});
+  if (self_) asio::post(client_.executor.io(), [last = std::move(self_)] {});
 }
 
 bool PendingReleases::add(const std::shared_ptr<PendingRelease>& p) {

@@ -11,9 +11,9 @@
 #include <unordered_map>
 
 #include "net/completion.hpp"
-#include "runtime/lease_state.hpp"
 #include "script/script.hpp"
 #include "sync/acquire_loop.hpp"
+#include "sync/holding.hpp"
 #include "topology/topology.hpp"
 
 namespace distlock::detail {
@@ -24,8 +24,8 @@ class PendingRelease;
 // active) with the watchdog first, and removes it again unless acquired.
 // `cleanup`, when given, receives the release undoing an attempt that got no
 // reply (null otherwise).
-AcquireOutcome acquire_blocking(ClientImpl& client,
-                                const std::shared_ptr<LeaseState>& state,
+AcquireOutcome acquire_blocking(Services& client,
+                                const std::shared_ptr<Holding>& state,
                                 std::uint32_t count_after,
                                 std::optional<Clock::time_point> deadline,
                                 std::shared_ptr<PendingRelease>* cleanup = nullptr);
@@ -37,7 +37,7 @@ enum class ReleaseResult { not_held = -1, decremented = 0, released = 1, mismatc
 // to `next`; its arguments live as long as it does.
 class ReleaseCall final : public net::Completion {
  public:
-  ReleaseCall(const LeaseState& state, std::uint32_t expected, net::Completion* next);
+  ReleaseCall(const Holding& state, std::uint32_t expected, net::Completion* next);
   // An error when it was not queued (`next` is then not called).
   std::error_code start(topology::Topology& topology);
   void complete(std::error_code ec, Value reply) override;
@@ -60,8 +60,8 @@ ReleaseResult release_result(const Value& reply, std::error_code& ec);
 // on the server, so it extends the local deadline from when it was sent. Sets
 // ec on failure; timeout and
 // connection_lost mean the outcome is unknown (hand it to PendingRelease).
-ReleaseResult release_blocking(ClientImpl& client,
-                               LeaseState& state,
+ReleaseResult release_blocking(Services& client,
+                               Holding& state,
                                std::uint32_t expected,
                                std::error_code& ec);
 
@@ -84,8 +84,8 @@ class PendingRelease final : public net::Completion,
   // unlock already counted this release. `valid_before`: the lease was valid
   // when that unlock started, so a repeat that finds the hold gone means an
   // earlier send released it.
-  static std::shared_ptr<PendingRelease> start(ClientImpl& client,
-                                               std::shared_ptr<LeaseState> state,
+  static std::shared_ptr<PendingRelease> start(Services& client,
+                                               std::shared_ptr<Holding> state,
                                                std::uint32_t expected,
                                                bool counted_unlock,
                                                bool valid_before);
@@ -94,13 +94,13 @@ class PendingRelease final : public net::Completion,
   // the same holding, one count higher) has settled.
   static std::shared_ptr<PendingRelease> start_after(
       const std::shared_ptr<PendingRelease>& previous,
-      ClientImpl& client,
-      std::shared_ptr<LeaseState> state,
+      Services& client,
+      std::shared_ptr<Holding> state,
       std::uint32_t expected,
       bool valid_before);
 
-  PendingRelease(ClientImpl& client,
-                 std::shared_ptr<LeaseState> state,
+  PendingRelease(Services& client,
+                 std::shared_ptr<Holding> state,
                  std::uint32_t expected,
                  bool counted_unlock,
                  bool valid_before);
@@ -115,7 +115,7 @@ class PendingRelease final : public net::Completion,
   std::error_code reported(const Outcome& outcome) const;
   bool counted_unlock() const noexcept { return counted_unlock_; }
   bool valid_before() const noexcept { return valid_before_; }
-  const std::shared_ptr<LeaseState>& state() const noexcept { return state_; }
+  const std::shared_ptr<Holding>& state() const noexcept { return state_; }
 
   // I/O thread: settles it as closed and stops sending.
   void close();
@@ -129,8 +129,8 @@ class PendingRelease final : public net::Completion,
   void send_after(std::chrono::milliseconds delay);
   void settle(Outcome outcome);
 
-  ClientImpl& client_;
-  const std::shared_ptr<LeaseState> state_;
+  Services& client_;
+  const std::shared_ptr<Holding> state_;
   const std::uint32_t expected_;
   const bool counted_unlock_;
   const bool valid_before_;
@@ -173,19 +173,12 @@ class PendingReleases {
 // as asked). A timeout or connection_lost starts a PendingRelease, stored in
 // `*pending`; after connection_lost the call first waits up to one command
 // timeout for it to settle (then `*pending` stays null).
-std::error_code finish_release(ClientImpl& client,
-                               const std::shared_ptr<LeaseState>& state,
+std::error_code finish_release(Services& client,
+                               const std::shared_ptr<Holding>& state,
                                std::uint32_t expected,
                                bool valid_before,
                                ReleaseResult result,
                                std::error_code ec,
                                std::shared_ptr<PendingRelease>* pending);
-
-// A new lease state for `owner` with the given fixed lease, or the watchdog
-// lease when none.
-std::shared_ptr<LeaseState> make_lease_state(const std::shared_ptr<ClientImpl>& client,
-                                             const std::shared_ptr<const LockKeys>& keys,
-                                             std::string owner,
-                                             std::optional<std::chrono::milliseconds> lease);
 
 }  // namespace distlock::detail

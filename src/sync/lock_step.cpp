@@ -1,13 +1,13 @@
 #include "sync/lock_step.hpp"
 
-#include "client_impl.hpp"
 #include "distlock/error.hpp"
+#include "runtime/watchdog.hpp"
 #include "script/scripts.hpp"
 #include "sync/lock_ops.hpp"
 
 namespace distlock::detail {
 
-LockStep::LockStep(ClientImpl& client, std::shared_ptr<LeaseState> state, std::uint32_t count_after)
+LockStep::LockStep(Services& client, std::shared_ptr<Holding> state, std::uint32_t count_after)
     : client_(client), state_(std::move(state)), count_after_(count_after) {
   keys_ = {state_->keys->name, state_->keys->fence};
   key_count_ = state_->keys->fence.empty() ? 1 : 2;
@@ -57,7 +57,7 @@ void LockStep::acquired(const Attempt& attempt, Clock::time_point sent) {
   if (!state_->active.load()) state_->fencing_token = attempt.token;
   state_->confirm(sent);
   state_->active = true;
-  client_.watchdog().activated(*state_);
+  client_.watchdog.activated(*state_);
 }
 
 void LockStep::undo() {

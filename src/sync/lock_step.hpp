@@ -6,12 +6,12 @@
 #include <memory>
 #include <string_view>
 
-#include "runtime/lease_state.hpp"
 #include "sync/acquire_step.hpp"
+#include "sync/holding.hpp"
 
 namespace distlock::detail {
 
-class ClientImpl;
+struct Services;
 class PendingRelease;
 
 // Reads acquire.lua's reply: nil acquired (plain lock), {token} acquired
@@ -21,7 +21,7 @@ Attempt interpret_acquire_reply(const Value& reply);
 class LockStep final : public AcquireStep {
  public:
   // `count_after`: the owner's hold count if this acquire succeeds.
-  LockStep(ClientImpl& client, std::shared_ptr<LeaseState> state, std::uint32_t count_after);
+  LockStep(Services& client, std::shared_ptr<Holding> state, std::uint32_t count_after);
 
   const script::Script& script() const override;
   std::span<const std::string_view> keys() const override;
@@ -38,8 +38,8 @@ class LockStep final : public AcquireStep {
   const std::shared_ptr<PendingRelease>& cleanup() const noexcept { return cleanup_; }
 
  private:
-  ClientImpl& client_;
-  std::shared_ptr<LeaseState> state_;
+  Services& client_;
+  std::shared_ptr<Holding> state_;
   const std::uint32_t count_after_;
   std::array<std::string_view, 2> keys_;
   std::size_t key_count_;

@@ -42,17 +42,19 @@ TEST(Holding, TheWatchdogRenewsTwoKindsWithTwoLeaseLengthsInOneBatchCall) {
   ClientOptions o = ClientOptions::from_uri(server.uri());
   o.watchdog_timeout = 60s;  // no tick of its own during the test
   Client client(o);
-  auto impl = client.lock("anything").client_impl();
+  auto impl = client.impl();
 
   // A lock's hash field and a SET NX lock's string, with different leases.
   admin.command("HSET", "held:hash", "owner-a", "1");
   admin.command("PEXPIRE", "held:hash", "1000");
   admin.command("SET", "held:string", "token-b", "PX", "1000");
+  // Generic holdings: the watchdog needs nothing of the primitive.
   auto hash = std::make_shared<LeaseState>(
-      impl, std::make_shared<detail::LockKeys>("held:hash", false), "owner-a", 3000ms, true);
+      "held:hash", "owner-a", 3000ms, true,
+      Renewal{Renewal::Kind::hash_field, "held:hash", "owner-a"}, 0.01, nullptr);
   auto string = std::make_shared<LeaseState>(
-      impl, std::make_shared<detail::LockKeys>("held:string", false), "token-b", 6000ms, true,
-      Renewal{Renewal::Kind::string_value, "held:string", "token-b"});
+      "held:string", "token-b", 6000ms, true,
+      Renewal{Renewal::Kind::string_value, "held:string", "token-b"}, 0.01, nullptr);
   for (const auto& s : {hash, string}) {
     impl->watchdog().add(s);
     s->confirm(detail::Clock::now());

@@ -1,0 +1,39 @@
+// A holding as the primitives see it: the generic LeaseState (what the
+// watchdog renews and the holder reads) plus the Client services that keep it
+// alive and release it, and the keys of the lock it holds.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runtime/lease_state.hpp"
+#include "sync/lock_keys.hpp"
+#include "sync/services.hpp"
+
+namespace distlock::detail {
+
+class Holding final : public LeaseState {
+ public:
+  // A holding of the lock `keys` by `owner`, renewed as the hash field
+  // `owner` of the lock's key; a fixed `lease`, or the watchdog lease when
+  // none.
+  Holding(std::shared_ptr<Services> services,
+          std::shared_ptr<const LockKeys> keys,
+          std::string owner,
+          std::optional<std::chrono::milliseconds> lease);
+
+  const std::shared_ptr<Services> services;
+  const std::shared_ptr<const LockKeys> keys;
+};
+
+// Every state behind a Lease is a Holding: the sync layer makes them all.
+inline Holding& holding(LeaseState& state) {
+  return static_cast<Holding&>(state);
+}
+inline std::shared_ptr<Holding> holding(std::shared_ptr<LeaseState> state) {
+  return std::static_pointer_cast<Holding>(std::move(state));
+}
+
+}  // namespace distlock::detail

@@ -1,0 +1,48 @@
+// What a primitive uses of its Client, each part by reference: the topology
+// that routes its calls, the watchdog, the waiters, the pending releases, the
+// executor, the options and the client id. ClientImpl assembles it from the
+// parts it owns; no part refers back to it or to ClientImpl.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "distlock/client_options.hpp"
+#include "distlock/value.hpp"
+
+namespace distlock::topology {
+class Topology;
+}
+
+namespace distlock::detail {
+
+class ClientImpl;
+class Executor;
+class PendingReleases;
+class Waiters;
+class Watchdog;
+
+struct Services {
+  const ClientOptions& options;
+  const std::string& client_id;
+  Executor& executor;
+  topology::Topology& topology;
+  Watchdog& watchdog;
+  Waiters& waiters;
+  PendingReleases& pending_releases;
+
+  // One command, blocking, routed by its first argument after the verb (the
+  // key, for every key-taking command a primitive sends). Sets ec: closed,
+  // invalid_argument (empty, or on the I/O thread), timeout,
+  // connection_lost, server_error (the reply is the error).
+  Value call(std::span<const std::string_view> args, std::error_code& ec) const;
+};
+
+// The services of `client`, sharing its ownership (so a holding keeps its
+// Client's parts alive). Defined with ClientImpl.
+std::shared_ptr<Services> services_of(const std::shared_ptr<ClientImpl>& client);
+
+}  // namespace distlock::detail
