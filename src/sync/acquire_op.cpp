@@ -86,6 +86,15 @@ void AcquireOp::complete(std::error_code ec, Value reply) {
                               "acquire of '" + name + "' failed: " + reply.as_string());
   } else {
     attempt = step_->interpret(reply);
+    if (attempt.kind == Attempt::Kind::acquired && now - sent_ >= step_->validity()) {
+      // Answered after the lease it grants had run out (a stalled server or
+      // a lease shorter than the round trip): the holding is already over,
+      // and the server may have given the lock to another since. Undo it
+      // like an attempt without a reply rather than hand out a dead lease.
+      attempt = Attempt::no_reply(errc::timeout, "the acquire of '" + name +
+                                                     "' was answered after its lease had "
+                                                     "run out; it is undone");
+    }
   }
   const bool was_finished = loop_.finished();
   if (attempt.kind == Attempt::Kind::acquired && !was_finished) step_->acquired(attempt, sent_);

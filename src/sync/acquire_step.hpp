@@ -43,6 +43,11 @@ class AcquireStep {
   virtual Wake wake() const { return Wake::one; }
   // How long to sleep when a contended reply gives no retry-after.
   virtual std::chrono::milliseconds fallback() const = 0;
+  // How long after it was sent an acquired attempt's holding is believed
+  // valid (the lease less the drift margin). A reply that comes later made a
+  // holding that is already over: it is undone and reported as a timeout,
+  // never handed out as a lease that is invalid from the start.
+  virtual std::chrono::nanoseconds validity() const { return std::chrono::nanoseconds::max(); }
 };
 
 }  // namespace distlock::detail

@@ -32,6 +32,7 @@ class LockStep final : public AcquireStep {
   void undo() override;
   std::string_view channel() const override;
   std::chrono::milliseconds fallback() const override;
+  std::chrono::nanoseconds validity() const override { return state_->believed; }
 
   // After the op finished: the undo of an attempt that got no reply, still
   // being settled in the background; otherwise null.

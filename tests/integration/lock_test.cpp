@@ -489,6 +489,43 @@ TEST(Lock, AcquireThatTimedOutIsUndoneWhenThePausedServerRunsItLater) {
   lock.unlock();
 }
 
+// A reply that comes after the lease it grants has run out made a holding
+// that is already over (and the lock may have gone to another since): the
+// caller gets a timeout, not a Lease that is invalid from the start, and the
+// holding is undone.
+TEST(Lock, AnAcquireAnsweredAfterItsLeaseRanOutIsUndoneAndReportedAsATimeout) {
+  RedisServer server;
+  ClientOptions o = options_for(server);
+  o.command_timeout = 10s;  // the reply is late, not lost
+  Client client(o);
+  Client admin(server.uri());
+  Lock lock = client.lock("stale-acquire");
+  lock.lock();  // loads the scripts: the late EVALSHA must find them and run
+  lock.unlock();
+  admin.command("CONFIG", "SET", "slowlog-log-slower-than", "0", "slowlog-max-len", "1000");
+  admin.command("SLOWLOG", "RESET");
+  // Every command from now on waits out the pause, far longer than the lease.
+  admin.command("CLIENT", "PAUSE", "1000", "ALL");
+  std::error_code ec;
+  std::optional<Lease> lease = lock.try_acquire_for(0ms, 100ms, ec);
+  EXPECT_EQ(ec, errc::timeout) << ec.message();
+  EXPECT_FALSE(lease.has_value()) << "a lease that was over before it was handed out";
+  const auto& scripts = script::scripts();
+  EXPECT_TRUE(eventually(
+      [&] {
+        return scripts_run(admin) ==
+               std::vector<std::string>{scripts.acquire.sha1, scripts.release.sha1};
+      },
+      10s))
+      << "the server must have run the late acquire, then its undo";
+  EXPECT_EQ(admin.command("EXISTS", "stale-acquire").as_integer(), 0)
+      << "the late acquire was left holding the lock";
+  EXPECT_EQ(client.impl()->watchdog().size(), 0u);
+  Client other(options_for(server));
+  EXPECT_TRUE(other.lock("stale-acquire").try_lock()) << "the lock was not free for another";
+  other.lock("stale-acquire").unlock();
+}
+
 TEST(Lock, ScriptsAreLoadedOnConnectSoConcurrentFirstLocksSendNoEval) {
   RedisServer server;
   Client client(options_for(server));
