@@ -69,6 +69,11 @@ class Client {
 
   // Sends one command and waits for its reply, e.g.
   //   client.command("SET", key, value);  client.command("INCRBY", key, 5);
+  // Routing: the command goes to the node that serves its second argument
+  // (the first after the command name), taken as the key. Standalone and
+  // Sentinel have one node, so this matters only under Cluster, where a
+  // command whose key is elsewhere (EVAL with numkeys, MGET over several
+  // slots, keyless commands) must be sent where its key lives by the caller.
   // Returns the reply. Throws Error: server_error (with the server's text)
   // for an error reply, timeout, connection_lost, closed, queue_full.
   template <class... Args>
