@@ -69,11 +69,12 @@ class Client {
 
   // Sends one command and waits for its reply, e.g.
   //   client.command("SET", key, value);  client.command("INCRBY", key, 5);
-  // Routing: the command goes to the node that serves its second argument
-  // (the first after the command name), taken as the key. Standalone and
-  // Sentinel have one node, so this matters only under Cluster, where a
-  // command whose key is elsewhere (EVAL with numkeys, MGET over several
-  // slots, keyless commands) must be sent where its key lives by the caller.
+  // Routing: the command goes to the connection that serves its second
+  // argument (the first after the command name), taken as its key. Today
+  // there is one server, so every command reaches it; under Cluster (not
+  // supported yet) this argument's slot will choose the node, so a command
+  // whose key is not its second argument (EVAL, multi-key commands across
+  // slots) will not be routed by its key.
   // Returns the reply. Throws Error: server_error (with the server's text)
   // for an error reply, timeout, connection_lost, closed, queue_full.
   template <class... Args>
