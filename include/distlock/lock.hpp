@@ -51,29 +51,71 @@ struct Services;
 class Lock {
  public:
   // --- Thread-owned ---------------------------------------------------------
+  //
+  // Every blocking call below comes in two forms: one throws Error, the other
+  // takes a std::error_code& and never throws for the errors listed in the
+  // class comment (ec is cleared on success). Contention is not an error for
+  // either: a try_* that did not get the lock returns false with ec clear.
+  //
+  // Waits: any std::chrono::duration is accepted and rounded UP to whole
+  // milliseconds, so a 1 us wait waits 1 ms (one attempt, then at most 1 ms);
+  // only a zero wait makes exactly one attempt and no wait at all. A negative
+  // wait is invalid_argument (nothing is sent).
 
   // Blocks until this thread holds the lock (watchdog lease).
   void lock();
   void lock(std::error_code& ec);
   // Blocks until held, with a fixed lease and no watchdog.
   void lock(std::chrono::milliseconds lease);
+  // As lock(lease); a non-positive lease sets invalid_argument.
+  void lock(std::chrono::milliseconds lease, std::error_code& ec);
   // One attempt, no waiting. True when this thread now holds the lock.
   bool try_lock();
+  // As try_lock(): true when held; false with ec clear when another owner
+  // holds it; false with ec set when the attempt failed.
+  bool try_lock(std::error_code& ec);
   // Waits at most `wait` (watchdog lease). False when it did not get it in
   // time; never returns false before `wait` has passed.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
     return try_lock_for_ms(ceil_ms(wait), std::nullopt);
   }
+  // As above: false with ec clear when not got in time, false with ec set
+  // on failure (invalid_argument for a negative wait).
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::error_code& ec) {
+    return try_lock_for(ceil_ms(wait), std::nullopt, ec);
+  }
   // Waits at most `wait`; holds with a fixed lease of `lease` (no watchdog).
   bool try_lock_for(std::chrono::milliseconds wait, std::chrono::milliseconds lease);
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
+                    std::chrono::milliseconds lease) {
+    return try_lock_for(ceil_ms(wait), lease);
+  }
+  // Waits at most `wait`; `lease` nullopt is the watchdog lease. False with
+  // ec clear when not got in time; invalid_argument for a negative wait or a
+  // non-positive lease.
   bool try_lock_for(std::chrono::milliseconds wait,
                     std::optional<std::chrono::milliseconds> lease,
                     std::error_code& ec);
+  template <class Rep, class Period>
+  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
+                    std::optional<std::chrono::milliseconds> lease,
+                    std::error_code& ec) {
+    return try_lock_for(ceil_ms(wait), lease, ec);
+  }
+  // Waits until `deadline` of any clock (watchdog lease); a deadline already
+  // passed makes one attempt. The time left is measured once, at the call.
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    const auto left = deadline - Clock::now();
-    return try_lock_for(left > decltype(left)::zero() ? left : decltype(left)::zero());
+    return try_lock_for(time_left(deadline));
+  }
+  // As above: false with ec clear when not got in time, ec set on failure.
+  template <class Clock, class Duration>
+  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
+                      std::error_code& ec) {
+    return try_lock_for(time_left(deadline), ec);
   }
   // Releases one hold of this thread. Never throws (std::unique_lock calls
   // it from a destructor); does nothing when this thread does not hold it.
@@ -91,16 +133,31 @@ class Lock {
   void unlock(std::error_code& ec) noexcept;
 
   // Whoever holds it: deletes the lock and wakes the waiters. True when a
-  // lock was deleted.
+  // lock was deleted, false when there was none.
   bool force_unlock();
+  // As above; false with ec set when it failed (the lock may or may not
+  // have been deleted after timeout / connection_lost).
+  bool force_unlock(std::error_code& ec);
+
+  // Queries: one round trip each, reading the server's state (not this
+  // process's view). Each has an error_code& form that returns the "empty"
+  // answer (false, 0, nullopt) with ec set on failure; server_error names
+  // WRONGTYPE when the key holds another type.
+
   // Held by anyone.
   bool is_locked() const;
+  bool is_locked(std::error_code& ec) const;
+  // Held by this thread (the server has this thread's owner field).
   bool is_held_by_current_thread() const;
+  bool is_held_by_current_thread(std::error_code& ec) const;
   // This thread's hold count (0 when not held).
   std::uint32_t hold_count() const;
+  std::uint32_t hold_count(std::error_code& ec) const;
   // The lock's remaining TTL; nullopt when not locked,
   // milliseconds::max() when the key has no expiry.
   std::optional<std::chrono::milliseconds> remaining_ttl() const;
+  std::optional<std::chrono::milliseconds> remaining_ttl(std::error_code& ec) const;
+  // The calls below read only this thread's local state: no I/O, never throw.
   // This thread's fencing token while it holds a fenced lock.
   std::optional<std::uint64_t> fencing_token() const;
   // Requested when this thread's lease is lost; a never-requested token when
@@ -113,18 +170,50 @@ class Lock {
   std::optional<std::chrono::steady_clock::time_point> lease_deadline() const;
 
   // --- Handle-owned ----------------------------------------------------------
+  //
+  // Errors and waits as for the thread-owned calls above: the error_code&
+  // forms never throw for the listed errors and return nullopt (or an empty
+  // Lease) with ec set on failure; nullopt with ec clear means "held by
+  // someone else" (contention). Waits of any duration round up to whole
+  // milliseconds; a negative wait is invalid_argument.
 
   // Blocks until held; the Lease is renewed by the watchdog.
   Lease acquire();
+  // As acquire(); an empty Lease (valid() false) with ec set on failure.
+  Lease acquire(std::error_code& ec);
   // One attempt; nullopt when someone else holds it.
   std::optional<Lease> try_acquire();
+  std::optional<Lease> try_acquire(std::error_code& ec);
   // Waits at most `wait`; with `lease`, a fixed lease and no watchdog.
+  // nullopt when not got in time, never before `wait` has passed.
   std::optional<Lease> try_acquire_for(std::chrono::milliseconds wait);
+  template <class Rep, class Period>
+  std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait) {
+    return try_acquire_for(ceil_ms(wait));
+  }
+  template <class Rep, class Period>
+  std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
+                                       std::error_code& ec) {
+    return try_acquire_for(ceil_ms(wait), std::nullopt, ec);
+  }
   std::optional<Lease> try_acquire_for(std::chrono::milliseconds wait,
                                        std::chrono::milliseconds lease);
+  template <class Rep, class Period>
+  std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
+                                       std::chrono::milliseconds lease) {
+    return try_acquire_for(ceil_ms(wait), lease);
+  }
+  // `lease` nullopt is the watchdog lease; invalid_argument for a negative
+  // wait or a non-positive lease.
   std::optional<Lease> try_acquire_for(std::chrono::milliseconds wait,
                                        std::optional<std::chrono::milliseconds> lease,
                                        std::error_code& ec);
+  template <class Rep, class Period>
+  std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
+                                       std::optional<std::chrono::milliseconds> lease,
+                                       std::error_code& ec) {
+    return try_acquire_for(ceil_ms(wait), lease, ec);
+  }
 
   // Acquires without blocking a thread. Returns at once; the handler runs
   // exactly once, never inside this call, with signature
@@ -138,11 +227,13 @@ class Lock {
   // in <distlock/lock_async.hpp>.
   template <class Token>
   auto async_acquire(Token&& token);
-  // As async_acquire, waiting at most `wait`: the handler's signature is
-  // void(std::error_code, std::optional<distlock::Lease>), nullopt with no
-  // error when it was not acquired in time. Cancellation as above.
-  template <class Token>
-  auto async_try_acquire_for(std::chrono::milliseconds wait, Token&& token);
+  // As async_acquire, waiting at most `wait` (any duration, rounded up to
+  // whole milliseconds; a negative wait counts as zero: one attempt): the
+  // handler's signature is void(std::error_code,
+  // std::optional<distlock::Lease>), nullopt with no error when it was not
+  // acquired in time. Cancellation as above.
+  template <class Rep, class Period, class Token>
+  auto async_try_acquire_for(const std::chrono::duration<Rep, Period>& wait, Token&& token);
 
   const std::string& name() const noexcept;
   bool fenced() const noexcept;
@@ -155,9 +246,21 @@ class Lock {
   const std::shared_ptr<const detail::LockKeys>& keys() const noexcept { return keys_; }
 
  private:
+  // A wait in whole milliseconds, rounded away from zero: up for a wait (a
+  // 1 us wait must not become a zero wait), down for a negative one (which
+  // must stay negative, to be rejected, rather than become zero).
   template <class Rep, class Period>
   static std::chrono::milliseconds ceil_ms(const std::chrono::duration<Rep, Period>& d) {
+    if (d < std::chrono::duration<Rep, Period>::zero()) {
+      return std::chrono::floor<std::chrono::milliseconds>(d);
+    }
     return std::chrono::ceil<std::chrono::milliseconds>(d);
+  }
+  // The time from now until `deadline`, zero when it has passed.
+  template <class Clock, class Duration>
+  static auto time_left(const std::chrono::time_point<Clock, Duration>& deadline) {
+    const auto left = deadline - Clock::now();
+    return left > decltype(left)::zero() ? left : decltype(left)::zero();
   }
   bool try_lock_for_ms(std::chrono::milliseconds wait,
                        std::optional<std::chrono::milliseconds> lease);

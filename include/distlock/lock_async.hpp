@@ -64,14 +64,14 @@ auto Lock::async_acquire(Token&& token) {
       std::forward<Token>(token), *this, std::nullopt, [](Lease l) { return l; });
 }
 
-template <class Token>
-auto Lock::async_try_acquire_for(std::chrono::milliseconds wait, Token&& token) {
+template <class Rep, class Period, class Token>
+auto Lock::async_try_acquire_for(const std::chrono::duration<Rep, Period>& wait, Token&& token) {
   return detail::initiate_acquire<Token, void(std::error_code, std::optional<Lease>),
-                                  std::optional<Lease>>(std::forward<Token>(token), *this, wait,
-                                                        [](Lease l) -> std::optional<Lease> {
-                                                          if (!l.valid()) return std::nullopt;
-                                                          return std::optional<Lease>(std::move(l));
-                                                        });
+                                  std::optional<Lease>>(
+      std::forward<Token>(token), *this, ceil_ms(wait), [](Lease l) -> std::optional<Lease> {
+        if (!l.valid()) return std::nullopt;
+        return std::optional<Lease>(std::move(l));
+      });
 }
 
 template <class Token>

@@ -1,5 +1,6 @@
 #include "distlock/lock.hpp"
 
+#include <charconv>
 #include <unordered_map>
 
 #include "distlock/client.hpp"
@@ -70,6 +71,17 @@ void check_wait(milliseconds wait) {
 std::optional<Clock::time_point> deadline_after(std::optional<milliseconds> wait) {
   if (!wait) return std::nullopt;
   return Clock::now() + *wait;
+}
+
+// Calls f(ec, what) and throws Error(ec, what) when it fails: how a throwing
+// member shares the code of its error_code& twin and keeps the message.
+template <class F>
+auto or_throw(F f) {
+  std::error_code ec;
+  std::string what;
+  auto result = f(ec, what);
+  if (ec) throw Error(ec, what);
+  return result;
 }
 
 }  // namespace
@@ -177,8 +189,21 @@ void Lock::lock(milliseconds lease) {
   if (o.ec) throw_outcome(o);
 }
 
+void Lock::lock(milliseconds lease, std::error_code& ec) {
+  ec.clear();
+  if (lease.count() <= 0) {
+    ec = errc::invalid_argument;
+    return;
+  }
+  ec = acquire_for_thread(client_, keys_, std::nullopt, lease).ec;
+}
+
 bool Lock::try_lock() {
   return try_lock_for_ms(milliseconds(0), std::nullopt);
+}
+
+bool Lock::try_lock(std::error_code& ec) {
+  return try_lock_for(milliseconds(0), std::nullopt, ec);
 }
 
 bool Lock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease) {
@@ -262,56 +287,163 @@ void Lock::unlock(std::error_code& ec) noexcept {
   }
 }
 
-bool Lock::force_unlock() {
-  const std::string_view keys[] = {keys_->name};
-  const std::string_view args[] = {keys_->channel, "0"};
-  std::error_code ec;
-  if (!client_->executor.may_block(ec)) throw Error(ec, "force_unlock of '" + keys_->name + "'");
+// force_release.lua; true when it deleted a lock. On failure sets ec and
+// `what` (the server's text for an error reply).
+static bool force_release(const detail::Services& client,
+                          const detail::LockKeys& lock,
+                          std::error_code& ec,
+                          std::string& what) {
+  const std::string_view keys[] = {lock.name};
+  const std::string_view args[] = {lock.channel, "0"};
+  ec.clear();
+  what = "force_unlock of '" + lock.name + "'";
+  if (!client.executor.may_block(ec)) return false;
   net::SyncCompletion done;
   std::optional<script::ScriptCall> call;
-  if ((ec = client_->topology.call(call, keys_->name, script::scripts().force_release, keys, args,
-                                   &done))) {
-    throw Error(ec, "force_unlock of '" + keys_->name + "'");
+  if ((ec = client.topology.call(call, lock.name, script::scripts().force_release, keys, args,
+                                 &done))) {
+    return false;
   }
   Value reply = done.wait(ec);
-  if (ec) throw Error(ec, "force_unlock of '" + keys_->name + "'");
-  if (reply.is_error()) throw Error(errc::server_error, reply.as_string());
+  if (ec) return false;
+  if (reply.is_error()) {
+    ec = errc::server_error;
+    what = reply.as_string();
+    return false;
+  }
   return reply.is_integer() && reply.as_integer() == 1;
 }
 
-static Value query(const detail::Services& client, std::span<const std::string_view> args) {
-  std::error_code ec;
+bool Lock::force_unlock() {
+  return or_throw([&](std::error_code& ec, std::string& what) {
+    return force_release(*client_, *keys_, ec, what);
+  });
+}
+
+bool Lock::force_unlock(std::error_code& ec) {
+  std::string what;
+  return force_release(*client_, *keys_, ec, what);
+}
+
+// One query round trip. On failure sets ec and `what` (the server's text for
+// an error reply) and returns nil.
+static Value query(const detail::Services& client,
+                   std::span<const std::string_view> args,
+                   std::error_code& ec,
+                   std::string& what) {
+  ec.clear();
   Value v = client.call(args, ec);
   if (ec) {
-    throw Error(ec, v.is_error() ? v.as_string() : std::string(args[0]) + " failed");
+    what = v.is_error() ? v.as_string() : std::string(args[0]) + " failed";
+    return Value();
   }
   return v;
 }
 
+// As query, for a command answering an integer: 0 with ec set on failure,
+// protocol_error for a reply of another type.
+static std::int64_t query_integer(const detail::Services& client,
+                                  std::span<const std::string_view> args,
+                                  std::error_code& ec,
+                                  std::string& what) {
+  const Value v = query(client, args, ec, what);
+  if (ec) return 0;
+  if (!v.is_integer()) {
+    ec = errc::protocol_error;
+    what = std::string(args[0]) + ": expected integer reply, got ";
+    what.append(to_string(v.type()));
+    return 0;
+  }
+  return v.as_integer();
+}
+
+static bool exists(const detail::Services& client,
+                   const detail::LockKeys& lock,
+                   std::error_code& ec,
+                   std::string& what) {
+  const std::string_view args[] = {"EXISTS", lock.name};
+  return query_integer(client, args, ec, what) == 1;
+}
+
 bool Lock::is_locked() const {
-  const std::string_view args[] = {"EXISTS", keys_->name};
-  return query(*client_, args).as_integer() == 1;
+  return or_throw(
+      [&](std::error_code& ec, std::string& what) { return exists(*client_, *keys_, ec, what); });
+}
+
+bool Lock::is_locked(std::error_code& ec) const {
+  std::string what;
+  return exists(*client_, *keys_, ec, what);
+}
+
+static bool held_here(const detail::Services& client,
+                      const detail::LockKeys& lock,
+                      std::error_code& ec,
+                      std::string& what) {
+  const std::string owner = runtime::thread_owner(client.client_id);
+  const std::string_view args[] = {"HEXISTS", lock.name, owner};
+  return query_integer(client, args, ec, what) == 1;
 }
 
 bool Lock::is_held_by_current_thread() const {
-  const std::string owner = runtime::thread_owner(client_->client_id);
-  const std::string_view args[] = {"HEXISTS", keys_->name, owner};
-  return query(*client_, args).as_integer() == 1;
+  return or_throw([&](std::error_code& ec, std::string& what) {
+    return held_here(*client_, *keys_, ec, what);
+  });
+}
+
+bool Lock::is_held_by_current_thread(std::error_code& ec) const {
+  std::string what;
+  return held_here(*client_, *keys_, ec, what);
+}
+
+static std::uint32_t count_here(const detail::Services& client,
+                                const detail::LockKeys& lock,
+                                std::error_code& ec,
+                                std::string& what) {
+  const std::string owner = runtime::thread_owner(client.client_id);
+  const std::string_view args[] = {"HGET", lock.name, owner};
+  const Value v = query(client, args, ec, what);
+  if (ec || v.is_nil()) return 0;
+  std::uint32_t count = 0;
+  const std::string text = v.is_string() ? v.as_string() : std::string();
+  const auto [end, parsed] = std::from_chars(text.data(), text.data() + text.size(), count);
+  if (parsed != std::errc() || end != text.data() + text.size()) {
+    ec = errc::protocol_error;
+    what = "HGET: expected a hold count, got " + v.to_string();
+    return 0;
+  }
+  return count;
 }
 
 std::uint32_t Lock::hold_count() const {
-  const std::string owner = runtime::thread_owner(client_->client_id);
-  const std::string_view args[] = {"HGET", keys_->name, owner};
-  Value v = query(*client_, args);
-  return v.is_nil() ? 0 : static_cast<std::uint32_t>(std::stoul(v.as_string()));
+  return or_throw([&](std::error_code& ec, std::string& what) {
+    return count_here(*client_, *keys_, ec, what);
+  });
+}
+
+std::uint32_t Lock::hold_count(std::error_code& ec) const {
+  std::string what;
+  return count_here(*client_, *keys_, ec, what);
+}
+
+static std::optional<milliseconds> ttl(const detail::Services& client,
+                                       const detail::LockKeys& lock,
+                                       std::error_code& ec,
+                                       std::string& what) {
+  const std::string_view args[] = {"PTTL", lock.name};
+  const auto ttl = query_integer(client, args, ec, what);
+  if (ec || ttl == -2) return std::nullopt;
+  if (ttl == -1) return milliseconds::max();
+  return milliseconds(ttl);
 }
 
 std::optional<milliseconds> Lock::remaining_ttl() const {
-  const std::string_view args[] = {"PTTL", keys_->name};
-  const auto ttl = query(*client_, args).as_integer();
-  if (ttl == -2) return std::nullopt;
-  if (ttl == -1) return milliseconds::max();
-  return milliseconds(ttl);
+  return or_throw(
+      [&](std::error_code& ec, std::string& what) { return ttl(*client_, *keys_, ec, what); });
+}
+
+std::optional<milliseconds> Lock::remaining_ttl(std::error_code& ec) const {
+  std::string what;
+  return ttl(*client_, *keys_, ec, what);
 }
 
 static std::shared_ptr<detail::Holding> thread_state(detail::Services& client,
@@ -367,8 +499,18 @@ Lease Lock::acquire() {
   return std::move(*l);
 }
 
+Lease Lock::acquire(std::error_code& ec) {
+  std::string message;
+  auto l = acquire_lease(client_, keys_, std::nullopt, std::nullopt, ec, message);
+  return l ? std::move(*l) : Lease();
+}
+
 std::optional<Lease> Lock::try_acquire() {
   return try_acquire_for(milliseconds(0));
+}
+
+std::optional<Lease> Lock::try_acquire(std::error_code& ec) {
+  return try_acquire_for(milliseconds(0), std::nullopt, ec);
 }
 
 std::optional<Lease> Lock::try_acquire_for(milliseconds wait) {
