@@ -77,7 +77,7 @@ ClientImpl::ClientImpl(ClientOptions options)
     : options_(std::move(options)), id_(runtime::random_uuid()), work_(asio::make_work_guard(io_)) {
   validate(options_);
   tls_ = make_tls(options_.tls);
-  pending_releases_ = std::make_unique<PendingReleases>();
+  pending_releases_ = std::make_unique<sync::PendingReleases>();
   net::Connection::Handlers data;
   data.preload = script::preload_commands();
   data.on_connected = [this](bool reconnected) {
@@ -102,15 +102,10 @@ ClientImpl::ClientImpl(ClientOptions options)
   topology_ = std::make_unique<topology::Standalone>(io_, options_, tls_.get(), std::move(data),
                                                      std::move(subscriber));
   // The handlers above run only once the I/O thread starts, after these exist.
-  watchdog_ = std::make_unique<Watchdog>(*topology_, options_.watchdog_timeout / 3, io_);
-  waiters_ = std::make_unique<Waiters>(*topology_);
-  services_ = std::unique_ptr<Services>(new Services{options_, id_, executor_, *topology_,
-                                                     *watchdog_, *waiters_, *pending_releases_});
-}
-
-std::shared_ptr<Services> services_of(const std::shared_ptr<ClientImpl>& client) {
-  // Shares the ClientImpl's ownership: the parts live as long as the pointer.
-  return std::shared_ptr<Services>(client, &client->services());
+  watchdog_ = std::make_unique<runtime::Watchdog>(*topology_, options_.watchdog_timeout / 3, io_);
+  waiters_ = std::make_unique<runtime::Waiters>(*topology_);
+  services_ = std::unique_ptr<sync::Services>(new sync::Services{
+      options_, id_, executor_, *topology_, *watchdog_, *waiters_, *pending_releases_});
 }
 
 ClientImpl::~ClientImpl() {
@@ -157,6 +152,12 @@ std::error_code ClientImpl::submit(std::span<const std::string_view> args,
 }
 
 }  // namespace detail
+
+std::shared_ptr<sync::Services> sync::services_of(
+    const std::shared_ptr<detail::ClientImpl>& client) {
+  // Shares the ClientImpl's ownership: the parts live as long as the pointer.
+  return std::shared_ptr<sync::Services>(client, &client->services());
+}
 
 namespace {
 

@@ -31,7 +31,7 @@ class AsyncCommand final : public net::Completion {
 
 }  // namespace
 
-asio::any_io_executor client_executor(const Services& services) {
+asio::any_io_executor client_executor(const sync::Services& services) {
   // A closed Client's I/O thread has stopped: handlers without an executor of
   // their own then run on the system executor so they still run.
   if (services.executor.closed()) return asio::system_executor();

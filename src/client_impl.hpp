@@ -48,25 +48,25 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   asio::io_context& io() noexcept { return io_; }
   topology::Topology& topology() noexcept { return *topology_; }
-  Watchdog& watchdog() noexcept { return *watchdog_; }
-  Waiters& waiters() noexcept { return *waiters_; }
-  PendingReleases& pending_releases() noexcept { return *pending_releases_; }
+  runtime::Watchdog& watchdog() noexcept { return *watchdog_; }
+  runtime::Waiters& waiters() noexcept { return *waiters_; }
+  sync::PendingReleases& pending_releases() noexcept { return *pending_releases_; }
   const ClientOptions& options() const noexcept { return options_; }
   const std::string& id() const noexcept { return id_; }
-  Services& services() noexcept { return *services_; }
+  sync::Services& services() noexcept { return *services_; }
 
  private:
   const ClientOptions options_;
   const std::string id_;
   mutable asio::io_context io_{1};
   asio::executor_work_guard<asio::io_context::executor_type> work_;
-  Executor executor_{io_};
+  runtime::Executor executor_{io_};
   std::unique_ptr<asio::ssl::context> tls_;
   std::unique_ptr<topology::Topology> topology_;
-  std::unique_ptr<Watchdog> watchdog_;
-  std::unique_ptr<Waiters> waiters_;
-  std::unique_ptr<PendingReleases> pending_releases_;
-  std::unique_ptr<Services> services_;
+  std::unique_ptr<runtime::Watchdog> watchdog_;
+  std::unique_ptr<runtime::Waiters> waiters_;
+  std::unique_ptr<sync::PendingReleases> pending_releases_;
+  std::unique_ptr<sync::Services> services_;
   std::thread thread_;
 };
 

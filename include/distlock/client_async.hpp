@@ -17,6 +17,10 @@
 #include "distlock/client.hpp"
 
 namespace distlock {
+namespace sync {
+struct Services;
+}
+
 namespace detail {
 
 // Receives the outcome of one asynchronous operation exactly once, on the
@@ -35,10 +39,9 @@ void async_command_impl(const std::shared_ptr<ClientImpl>& client,
                         std::vector<std::string> args,
                         std::unique_ptr<AsyncReceiver> receiver);
 asio::any_io_executor client_executor(const std::shared_ptr<ClientImpl>& client);
-struct Services;
 // The executor handlers run on by default: the Client's I/O executor, or the
 // system executor once the Client is closed (its I/O thread has stopped).
-asio::any_io_executor client_executor(const Services& services);
+asio::any_io_executor client_executor(const sync::Services& services);
 
 // Runs the user's handler on its associated executor (by default the Client's
 // I/O executor), keeping that executor's work count up until then.

@@ -12,10 +12,12 @@
 
 namespace distlock {
 
-namespace detail {
+namespace runtime {
 class LeaseState;
+}
+namespace sync {
 struct Services;
-}  // namespace detail
+}
 
 // Passed to ClientOptions::on_lease_lost the moment a lease is lost.
 class LeaseLostEvent {
@@ -49,7 +51,7 @@ class Lease {
  public:
   // An empty lease: valid() is false; release() does nothing.
   Lease() noexcept;
-  explicit Lease(std::shared_ptr<detail::LeaseState> state) noexcept;
+  explicit Lease(std::shared_ptr<runtime::LeaseState> state) noexcept;
   // Releases the lease (as release()); never throws.
   ~Lease();
   Lease(Lease&& other) noexcept;
@@ -94,13 +96,13 @@ class Lease {
   auto async_release(Token&& token);
 
   // The Client parts behind this lease (null for an empty Lease).
-  std::shared_ptr<detail::Services> services() const noexcept;
+  std::shared_ptr<sync::Services> services() const noexcept;
   // Leaves this Lease empty without releasing, and returns its state: for
   // the library's asynchronous release.
-  std::shared_ptr<detail::LeaseState> take_state() noexcept { return std::move(state_); }
+  std::shared_ptr<runtime::LeaseState> take_state() noexcept { return std::move(state_); }
 
  private:
-  std::shared_ptr<detail::LeaseState> state_;
+  std::shared_ptr<runtime::LeaseState> state_;
 };
 
 }  // namespace distlock

@@ -13,10 +13,10 @@
 
 namespace distlock {
 
-namespace detail {
+namespace sync {
 struct LockKeys;
 struct Services;
-}  // namespace detail
+}  // namespace sync
 
 // A handle to the lock `name`, made by Client::lock() or
 // Client::fenced_lock(). Cheap to copy; copies name the same lock. The
@@ -239,11 +239,11 @@ class Lock {
   bool fenced() const noexcept;
 
   // Made by Client::lock() / Client::fenced_lock().
-  Lock(std::shared_ptr<detail::Services> client, std::string name, bool fenced);
+  Lock(std::shared_ptr<sync::Services> client, std::string name, bool fenced);
 
   // The Client parts this lock uses (for the library's async operations).
-  const std::shared_ptr<detail::Services>& services() const noexcept { return client_; }
-  const std::shared_ptr<const detail::LockKeys>& keys() const noexcept { return keys_; }
+  const std::shared_ptr<sync::Services>& services() const noexcept { return client_; }
+  const std::shared_ptr<const sync::LockKeys>& keys() const noexcept { return keys_; }
 
  private:
   // A wait in whole milliseconds, rounded away from zero: up for a wait (a
@@ -265,8 +265,8 @@ class Lock {
   bool try_lock_for_ms(std::chrono::milliseconds wait,
                        std::optional<std::chrono::milliseconds> lease);
 
-  std::shared_ptr<detail::Services> client_;
-  std::shared_ptr<const detail::LockKeys> keys_;
+  std::shared_ptr<sync::Services> client_;
+  std::shared_ptr<const sync::LockKeys> keys_;
 };
 
 }  // namespace distlock

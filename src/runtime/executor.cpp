@@ -2,7 +2,7 @@
 
 #include "distlock/error.hpp"
 
-namespace distlock::detail {
+namespace distlock::runtime {
 
 bool Executor::may_block(std::error_code& ec) const {
   if (closed()) {
@@ -16,4 +16,4 @@ bool Executor::may_block(std::error_code& ec) const {
   return true;
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::runtime

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <system_error>
 
-namespace distlock::detail {
+namespace distlock::runtime {
 
 class Executor {
  public:
@@ -27,4 +27,4 @@ class Executor {
   std::atomic<bool> closed_{false};
 };
 
-}  // namespace distlock::detail
+}  // namespace distlock::runtime

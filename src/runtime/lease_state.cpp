@@ -1,6 +1,6 @@
 #include "runtime/lease_state.hpp"
 
-namespace distlock::detail {
+namespace distlock::runtime {
 namespace {
 
 std::int64_t to_ns(Clock::time_point t) {
@@ -74,4 +74,4 @@ bool LeaseState::valid() const noexcept {
   return active.load() && !lost_.load() && !released.load() && Clock::now() < deadline();
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::runtime

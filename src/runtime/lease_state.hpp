@@ -15,7 +15,7 @@
 
 #include "distlock/lease.hpp"
 
-namespace distlock::detail {
+namespace distlock::runtime {
 
 using Clock = std::chrono::steady_clock;
 
@@ -88,4 +88,4 @@ class LeaseState {
   const LostHandler* const on_lost_;
 };
 
-}  // namespace distlock::detail
+}  // namespace distlock::runtime

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <utility>
 
-namespace distlock::detail {
+namespace distlock::runtime {
 
 void WaitQueue::push(std::shared_ptr<Waiter> waiter) {
   waiters_.push_back(std::move(waiter));
@@ -52,4 +52,4 @@ std::vector<std::shared_ptr<Waiter>> WaitQueue::all() const {
   return {waiters_.begin(), waiters_.end()};
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::runtime

@@ -10,7 +10,7 @@
 #include <system_error>
 #include <vector>
 
-namespace distlock::detail {
+namespace distlock::runtime {
 
 // Whom one message on a channel wakes, for the waiters that asked this way.
 enum class Wake {
@@ -63,4 +63,4 @@ class WaitQueue {
   std::deque<std::shared_ptr<Waiter>> waiters_;
 };
 
-}  // namespace distlock::detail
+}  // namespace distlock::runtime

@@ -7,7 +7,7 @@
 #include "resp/encoder.hpp"
 #include "topology/topology.hpp"
 
-namespace distlock::detail {
+namespace distlock::runtime {
 namespace {
 
 // Completion of a SUBSCRIBE or UNSUBSCRIBE: success goes to `on_ok`, an
@@ -129,4 +129,4 @@ void Waiters::close() {
   }
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::runtime

@@ -16,7 +16,7 @@ namespace distlock::topology {
 class Topology;
 }
 
-namespace distlock::detail {
+namespace distlock::runtime {
 
 class Waiters {
  public:
@@ -57,4 +57,4 @@ class Waiters {
   bool closed_ = false;
 };
 
-}  // namespace distlock::detail
+}  // namespace distlock::runtime

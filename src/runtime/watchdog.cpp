@@ -9,7 +9,7 @@
 #include "script/scripts.hpp"
 #include "topology/topology.hpp"
 
-namespace distlock::detail {
+namespace distlock::runtime {
 
 struct RenewalFailureCounts {
   std::atomic<std::size_t> timed_out{0};
@@ -241,4 +241,4 @@ void Watchdog::close() {
   }
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::runtime

@@ -14,7 +14,7 @@ namespace distlock::topology {
 class Topology;
 }
 
-namespace distlock::detail {
+namespace distlock::runtime {
 
 struct RenewalFailureCounts;
 
@@ -77,4 +77,4 @@ class Watchdog {
   bool closed_ = false;
 };
 
-}  // namespace distlock::detail
+}  // namespace distlock::runtime

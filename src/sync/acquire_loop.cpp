@@ -1,6 +1,6 @@
 #include "sync/acquire_loop.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 
 Attempt Attempt::acquired(std::optional<std::uint64_t> token) {
   Attempt a;
@@ -146,4 +146,4 @@ AcquireLoop::Actions AcquireLoop::on_abort(std::error_code ec, std::string messa
   return finish({ec, std::move(message), false, {}});
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

@@ -10,7 +10,7 @@
 #include <string>
 #include <system_error>
 
-namespace distlock::detail {
+namespace distlock::sync {
 
 using Clock = std::chrono::steady_clock;
 
@@ -98,4 +98,4 @@ class AcquireLoop {
   std::optional<Clock::time_point> sleep_target_;
 };
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

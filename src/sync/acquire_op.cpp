@@ -9,7 +9,7 @@
 #include "sync/services.hpp"
 #include "topology/topology.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 
 AcquireOp::AcquireOp(Services& client,
                      std::unique_ptr<AcquireStep> step,
@@ -117,4 +117,4 @@ void AcquireOp::abort(std::error_code ec) {
   });
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

@@ -15,7 +15,7 @@
 #include "sync/acquire_loop.hpp"
 #include "sync/acquire_step.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 
 struct Services;
 
@@ -27,7 +27,7 @@ struct Services;
 // An attempt that may have reached the server without a reply (timeout,
 // connection lost) is never re-sent: the op fails, and the step undoes it.
 class AcquireOp final : public net::Completion,
-                        public Waiter,
+                        public runtime::Waiter,
                         public std::enable_shared_from_this<AcquireOp> {
  public:
   using Done = std::function<void(AcquireOutcome)>;
@@ -66,4 +66,4 @@ class AcquireOp final : public net::Completion,
   std::optional<asio::steady_timer> timer_;
 };
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

@@ -17,7 +17,7 @@ namespace distlock::script {
 struct Script;
 }
 
-namespace distlock::detail {
+namespace distlock::sync {
 
 class AcquireStep {
  public:
@@ -40,7 +40,7 @@ class AcquireStep {
   virtual void undo() = 0;
   // The channel whose messages wake waiters ("" = only sleep), and how.
   virtual std::string_view channel() const = 0;
-  virtual Wake wake() const { return Wake::one; }
+  virtual runtime::Wake wake() const { return runtime::Wake::one; }
   // How long to sleep when a contended reply gives no retry-after.
   virtual std::chrono::milliseconds fallback() const = 0;
   // How long after it was sent an acquired attempt's holding is believed
@@ -50,4 +50,4 @@ class AcquireStep {
   virtual std::chrono::nanoseconds validity() const { return std::chrono::nanoseconds::max(); }
 };
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

@@ -33,7 +33,7 @@ bool fenced_write(Client& client,
     message = "fenced write: the client was moved from";
     return false;
   }
-  const std::shared_ptr<detail::Services> impl = detail::services_of(client.impl());
+  const std::shared_ptr<sync::Services> impl = sync::services_of(client.impl());
   if (!impl->executor.may_block(ec)) {
     message = ec == errc::closed ? "fenced write: the client is closed"
                                  : "fenced write: a blocking call on the client's I/O thread "

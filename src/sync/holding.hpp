@@ -12,9 +12,9 @@
 #include "sync/lock_keys.hpp"
 #include "sync/services.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 
-class Holding final : public LeaseState {
+class Holding final : public runtime::LeaseState {
  public:
   // A holding of the lock `keys` by `owner`, renewed as the hash field
   // `owner` of the lock's key; a fixed `lease`, or the watchdog lease when
@@ -29,11 +29,11 @@ class Holding final : public LeaseState {
 };
 
 // Every state behind a Lease is a Holding: the sync layer makes them all.
-inline Holding& holding(LeaseState& state) {
+inline Holding& holding(runtime::LeaseState& state) {
   return static_cast<Holding&>(state);
 }
-inline std::shared_ptr<Holding> holding(std::shared_ptr<LeaseState> state) {
+inline std::shared_ptr<Holding> holding(std::shared_ptr<runtime::LeaseState> state) {
   return std::static_pointer_cast<Holding>(std::move(state));
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

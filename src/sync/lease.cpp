@@ -9,7 +9,7 @@
 namespace distlock {
 
 Lease::Lease() noexcept = default;
-Lease::Lease(std::shared_ptr<detail::LeaseState> state) noexcept : state_(std::move(state)) {}
+Lease::Lease(std::shared_ptr<runtime::LeaseState> state) noexcept : state_(std::move(state)) {}
 Lease::~Lease() {
   release();
 }
@@ -29,7 +29,7 @@ bool Lease::valid() const noexcept {
 
 std::chrono::milliseconds Lease::remaining() const noexcept {
   if (!valid()) return std::chrono::milliseconds(0);
-  const auto left = state_->deadline() - detail::Clock::now();
+  const auto left = state_->deadline() - runtime::Clock::now();
   return std::max(std::chrono::milliseconds(0),
                   std::chrono::duration_cast<std::chrono::milliseconds>(left));
 }
@@ -51,8 +51,8 @@ const std::string& Lease::name() const noexcept {
   return state_ ? state_->name : empty;
 }
 
-std::shared_ptr<detail::Services> Lease::services() const noexcept {
-  return state_ ? detail::holding(*state_).services : nullptr;
+std::shared_ptr<sync::Services> Lease::services() const noexcept {
+  return state_ ? sync::holding(*state_).services : nullptr;
 }
 
 void Lease::release() noexcept {
@@ -65,8 +65,8 @@ void Lease::release(std::error_code& ec) noexcept {
   if (!state_) return;
   const bool valid_before = state_->valid();
   if (state_->released.exchange(true)) return;
-  const std::shared_ptr<detail::Holding> state = detail::holding(state_);
-  detail::Services& client = *state->services;
+  const std::shared_ptr<sync::Holding> state = sync::holding(state_);
+  sync::Services& client = *state->services;
   client.watchdog.remove(state.get());
   if (client.executor.closed()) {
     ec = errc::closed;  // no longer renewed: it expires on the server by itself
@@ -75,11 +75,11 @@ void Lease::release(std::error_code& ec) noexcept {
   if (client.executor.on_io_thread()) {
     // Destroyed inside a handler on the I/O thread: blocking would deadlock,
     // so the release is settled in the background.
-    detail::PendingRelease::start(client, state, 1, true, valid_before);
+    sync::PendingRelease::start(client, state, 1, true, valid_before);
     return;
   }
-  const auto result = detail::release_blocking(client, *state, 1, ec);
-  ec = detail::finish_release(client, state, 1, valid_before, result, ec, nullptr);
+  const auto result = sync::release_blocking(client, *state, 1, ec);
+  ec = sync::finish_release(client, state, 1, valid_before, result, ec, nullptr);
 }
 
 }  // namespace distlock

@@ -15,19 +15,19 @@
 namespace distlock {
 namespace {
 
-using detail::AcquireOutcome;
-using detail::Clock;
+using runtime::Clock;
 using std::chrono::milliseconds;
+using sync::AcquireOutcome;
 
 // A thread's holding of one lock: its lease and local hold count.
 struct ThreadHold {
-  std::shared_ptr<detail::Holding> state;
+  std::shared_ptr<sync::Holding> state;
   std::uint32_t count = 0;
   // A release of this holding (a timed-out or dropped unlock, or the undo of
   // an acquire that got no reply) that the server has not confirmed yet. The
   // thread's next lock or unlock of the name settles it first. `count` is
   // what the server holds once it is settled.
-  std::shared_ptr<detail::PendingRelease> pending;
+  std::shared_ptr<sync::PendingRelease> pending;
 };
 
 // This thread's holds of thread-owned primitives, keyed by client id, kind
@@ -41,7 +41,7 @@ std::unordered_map<std::string, ThreadHold>& thread_holds() {
 
 constexpr std::string_view kLockKind = "lock";
 
-std::string hold_key(const detail::Services& client, const std::string& name) {
+std::string hold_key(const sync::Services& client, const std::string& name) {
   std::string key = client.client_id;
   key += '\n';
   key += kLockKind;
@@ -86,9 +86,9 @@ auto or_throw(F f) {
 
 }  // namespace
 
-Lock::Lock(std::shared_ptr<detail::Services> client, std::string name, bool fenced)
+Lock::Lock(std::shared_ptr<sync::Services> client, std::string name, bool fenced)
     : client_(std::move(client)),
-      keys_(std::make_shared<const detail::LockKeys>(std::move(name), fenced)) {}
+      keys_(std::make_shared<const sync::LockKeys>(std::move(name), fenced)) {}
 
 const std::string& Lock::name() const noexcept {
   return keys_->name;
@@ -98,7 +98,7 @@ bool Lock::fenced() const noexcept {
 }
 
 // The thread's last hold is given up: the watchdog stops renewing it now.
-static void release_locally(detail::Services& client, detail::Holding& state) {
+static void release_locally(sync::Services& client, sync::Holding& state) {
   state.released = true;
   client.watchdog.remove(&state);
 }
@@ -111,7 +111,7 @@ static bool settle_pending(ThreadHold& hold, Clock::time_point until, std::error
   const auto outcome = hold.pending->wait_until(until);
   if (!outcome) return false;
   reported = hold.pending->reported(*outcome);
-  if (hold.count > 0 && !outcome->ec && outcome->result == detail::ReleaseResult::not_held) {
+  if (hold.count > 0 && !outcome->ec && outcome->result == sync::ReleaseResult::not_held) {
     hold.state->mark_lost(LeaseLostEvent::Reason::taken);
   }
   hold.pending.reset();
@@ -119,8 +119,8 @@ static bool settle_pending(ThreadHold& hold, Clock::time_point until, std::error
 }
 
 // Thread-owned acquire: `wait` nullopt waits forever, zero tries once.
-static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::Services>& client,
-                                         const std::shared_ptr<const detail::LockKeys>& keys,
+static AcquireOutcome acquire_for_thread(const std::shared_ptr<sync::Services>& client,
+                                         const std::shared_ptr<const sync::LockKeys>& keys,
                                          std::optional<milliseconds> wait,
                                          std::optional<milliseconds> lease) {
   const auto deadline = deadline_after(wait);
@@ -141,7 +141,7 @@ static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::Services>
     }
     if (it->second.count == 0) holds.erase(it);
   }
-  std::shared_ptr<detail::Holding> state;
+  std::shared_ptr<sync::Holding> state;
   std::uint32_t count = 0;
   if (auto it = holds.find(key); it != holds.end()) {
     state = it->second.state;
@@ -155,11 +155,11 @@ static AcquireOutcome acquire_for_thread(const std::shared_ptr<detail::Services>
             {}};
   }
   if (!state) {
-    state = std::make_shared<detail::Holding>(client, keys,
-                                              runtime::thread_owner(client->client_id), lease);
+    state = std::make_shared<sync::Holding>(client, keys, runtime::thread_owner(client->client_id),
+                                            lease);
   }
-  std::shared_ptr<detail::PendingRelease> cleanup;
-  auto outcome = detail::acquire_blocking(*client, state, count + 1, deadline, &cleanup);
+  std::shared_ptr<sync::PendingRelease> cleanup;
+  auto outcome = sync::acquire_blocking(*client, state, count + 1, deadline, &cleanup);
   if (outcome.acquired) {
     auto& hold = holds[key];
     hold.state = state;
@@ -265,21 +265,21 @@ void Lock::unlock(std::error_code& ec) noexcept {
       const std::uint32_t expected = hold.count;
       const bool valid_before = hold.state->valid();
       if (--hold.count == 0) release_locally(*client_, *hold.state);
-      hold.pending = detail::PendingRelease::start_after(hold.pending, *client_, hold.state,
-                                                         expected, valid_before);
+      hold.pending = sync::PendingRelease::start_after(hold.pending, *client_, hold.state, expected,
+                                                       valid_before);
       ec = errc::timeout;
       return;
     }
   }
-  std::shared_ptr<detail::Holding> state = hold.state;
+  std::shared_ptr<sync::Holding> state = hold.state;
   const std::uint32_t expected = hold.count;
   const bool valid_before = state->valid();
   // The local count moves on at once; a release the server has not
   // confirmed stays pending on the hold until it settles.
   if (--hold.count == 0) release_locally(*client_, *state);
-  const auto result = detail::release_blocking(*client_, *state, expected, ec);
-  std::shared_ptr<detail::PendingRelease> pending;
-  ec = detail::finish_release(*client_, state, expected, valid_before, result, ec, &pending);
+  const auto result = sync::release_blocking(*client_, *state, expected, ec);
+  std::shared_ptr<sync::PendingRelease> pending;
+  ec = sync::finish_release(*client_, state, expected, valid_before, result, ec, &pending);
   if (pending) {
     hold.pending = std::move(pending);
   } else if (hold.count == 0) {
@@ -289,8 +289,8 @@ void Lock::unlock(std::error_code& ec) noexcept {
 
 // force_release.lua; true when it deleted a lock. On failure sets ec and
 // `what` (the server's text for an error reply).
-static bool force_release(const detail::Services& client,
-                          const detail::LockKeys& lock,
+static bool force_release(const sync::Services& client,
+                          const sync::LockKeys& lock,
                           std::error_code& ec,
                           std::string& what) {
   const std::string_view keys[] = {lock.name};
@@ -327,7 +327,7 @@ bool Lock::force_unlock(std::error_code& ec) {
 
 // One query round trip. On failure sets ec and `what` (the server's text for
 // an error reply) and returns nil.
-static Value query(const detail::Services& client,
+static Value query(const sync::Services& client,
                    std::span<const std::string_view> args,
                    std::error_code& ec,
                    std::string& what) {
@@ -342,7 +342,7 @@ static Value query(const detail::Services& client,
 
 // As query, for a command answering an integer: 0 with ec set on failure,
 // protocol_error for a reply of another type.
-static std::int64_t query_integer(const detail::Services& client,
+static std::int64_t query_integer(const sync::Services& client,
                                   std::span<const std::string_view> args,
                                   std::error_code& ec,
                                   std::string& what) {
@@ -357,8 +357,8 @@ static std::int64_t query_integer(const detail::Services& client,
   return v.as_integer();
 }
 
-static bool exists(const detail::Services& client,
-                   const detail::LockKeys& lock,
+static bool exists(const sync::Services& client,
+                   const sync::LockKeys& lock,
                    std::error_code& ec,
                    std::string& what) {
   const std::string_view args[] = {"EXISTS", lock.name};
@@ -375,8 +375,8 @@ bool Lock::is_locked(std::error_code& ec) const {
   return exists(*client_, *keys_, ec, what);
 }
 
-static bool held_here(const detail::Services& client,
-                      const detail::LockKeys& lock,
+static bool held_here(const sync::Services& client,
+                      const sync::LockKeys& lock,
                       std::error_code& ec,
                       std::string& what) {
   const std::string owner = runtime::thread_owner(client.client_id);
@@ -395,8 +395,8 @@ bool Lock::is_held_by_current_thread(std::error_code& ec) const {
   return held_here(*client_, *keys_, ec, what);
 }
 
-static std::uint32_t count_here(const detail::Services& client,
-                                const detail::LockKeys& lock,
+static std::uint32_t count_here(const sync::Services& client,
+                                const sync::LockKeys& lock,
                                 std::error_code& ec,
                                 std::string& what) {
   const std::string owner = runtime::thread_owner(client.client_id);
@@ -425,8 +425,8 @@ std::uint32_t Lock::hold_count(std::error_code& ec) const {
   return count_here(*client_, *keys_, ec, what);
 }
 
-static std::optional<milliseconds> ttl(const detail::Services& client,
-                                       const detail::LockKeys& lock,
+static std::optional<milliseconds> ttl(const sync::Services& client,
+                                       const sync::LockKeys& lock,
                                        std::error_code& ec,
                                        std::string& what) {
   const std::string_view args[] = {"PTTL", lock.name};
@@ -446,8 +446,8 @@ std::optional<milliseconds> Lock::remaining_ttl(std::error_code& ec) const {
   return ttl(*client_, *keys_, ec, what);
 }
 
-static std::shared_ptr<detail::Holding> thread_state(detail::Services& client,
-                                                     const std::string& name) {
+static std::shared_ptr<sync::Holding> thread_state(sync::Services& client,
+                                                   const std::string& name) {
   auto it = thread_holds().find(hold_key(client, name));
   // A hold counted down to zero may linger while its release settles.
   return it == thread_holds().end() || it->second.count == 0 ? nullptr : it->second.state;
@@ -476,15 +476,15 @@ bool Lock::lease_valid() const {
 
 // --- Handle-owned -------------------------------------------------------------
 
-static std::optional<Lease> acquire_lease(const std::shared_ptr<detail::Services>& client,
-                                          const std::shared_ptr<const detail::LockKeys>& keys,
+static std::optional<Lease> acquire_lease(const std::shared_ptr<sync::Services>& client,
+                                          const std::shared_ptr<const sync::LockKeys>& keys,
                                           std::optional<milliseconds> wait,
                                           std::optional<milliseconds> lease,
                                           std::error_code& ec,
                                           std::string& message) {
-  auto state = std::make_shared<detail::Holding>(
+  auto state = std::make_shared<sync::Holding>(
       client, keys, client->client_id + ":" + runtime::random_token(), lease);
-  auto o = detail::acquire_blocking(*client, state, 1, deadline_after(wait));
+  auto o = sync::acquire_blocking(*client, state, 1, deadline_after(wait));
   ec = o.ec;
   message = std::move(o.message);
   if (!o.acquired) return std::nullopt;
@@ -546,12 +546,12 @@ std::optional<Lease> Lock::try_acquire_for(milliseconds wait,
 
 Lock Client::lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return Lock(detail::services_of(impl_), std::move(name), false);
+  return Lock(sync::services_of(impl_), std::move(name), false);
 }
 
 Lock Client::fenced_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return Lock(detail::services_of(impl_), std::move(name), true);
+  return Lock(sync::services_of(impl_), std::move(name), true);
 }
 
 }  // namespace distlock

@@ -18,20 +18,20 @@ namespace {
 
 class AsyncAcquireOp final : public AsyncAcquire {
  public:
-  explicit AsyncAcquireOp(std::weak_ptr<AcquireOp> op) : op_(std::move(op)) {}
+  explicit AsyncAcquireOp(std::weak_ptr<sync::AcquireOp> op) : op_(std::move(op)) {}
   void cancel() override {
     if (auto op = op_.lock()) op->abort(make_error_code(asio::error::operation_aborted));
   }
 
  private:
-  std::weak_ptr<AcquireOp> op_;
+  std::weak_ptr<sync::AcquireOp> op_;
 };
 
 // Waits for one release script call and hands its outcome to the receiver;
 // an unknown outcome goes on in the background as a PendingRelease.
 class AsyncReleaseCall final : public net::Completion {
  public:
-  AsyncReleaseCall(std::shared_ptr<Holding> state,
+  AsyncReleaseCall(std::shared_ptr<sync::Holding> state,
                    bool valid_before,
                    std::unique_ptr<Receiver<std::error_code>> receiver)
       : state_(std::move(state)),
@@ -42,14 +42,15 @@ class AsyncReleaseCall final : public net::Completion {
   std::error_code start() { return call_.start(state_->services->topology); }
 
   void complete(std::error_code ec, Value reply) override {
-    ReleaseResult result = ReleaseResult::not_held;
-    if (!ec) result = release_result(reply, ec);
+    sync::ReleaseResult result = sync::ReleaseResult::not_held;
+    if (!ec) result = sync::release_result(reply, ec);
     std::error_code reported = ec;
     if (ec == errc::timeout || ec == errc::connection_lost) {
       // Never wait on the I/O thread: the repeat goes on in the background.
-      PendingRelease::start(*state_->services, state_, 1, true, valid_before_);
+      sync::PendingRelease::start(*state_->services, state_, 1, true, valid_before_);
     } else {
-      reported = finish_release(*state_->services, state_, 1, valid_before_, result, ec, nullptr);
+      reported =
+          sync::finish_release(*state_->services, state_, 1, valid_before_, result, ec, nullptr);
     }
     auto receiver = std::move(receiver_);
     // Freed once the call that completes now has unwound.
@@ -61,10 +62,10 @@ class AsyncReleaseCall final : public net::Completion {
   std::unique_ptr<Receiver<std::error_code>> take_receiver() { return std::move(receiver_); }
 
  private:
-  std::shared_ptr<Holding> state_;
+  std::shared_ptr<sync::Holding> state_;
   bool valid_before_;
   std::unique_ptr<Receiver<std::error_code>> receiver_;
-  ReleaseCall call_;
+  sync::ReleaseCall call_;
 };
 
 void complete_posted(std::unique_ptr<Receiver<std::error_code>> receiver, std::error_code ec) {
@@ -80,14 +81,14 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
                                                  std::optional<std::chrono::milliseconds> wait,
                                                  std::unique_ptr<Receiver<Lease>> receiver) {
   const auto& client = lock.services();
-  auto state = std::make_shared<Holding>(
+  auto state = std::make_shared<sync::Holding>(
       client, lock.keys(), client->client_id + ":" + runtime::random_token(), std::nullopt);
   client->watchdog.add(state);
-  std::optional<Clock::time_point> deadline;
-  if (wait) deadline = Clock::now() + std::max(*wait, std::chrono::milliseconds(0));
-  auto op = std::make_shared<AcquireOp>(
-      *client, std::make_unique<LockStep>(*client, state, 1), deadline,
-      [state, r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))](AcquireOutcome o) {
+  std::optional<sync::Clock::time_point> deadline;
+  if (wait) deadline = sync::Clock::now() + std::max(*wait, std::chrono::milliseconds(0));
+  auto op = std::make_shared<sync::AcquireOp>(
+      *client, std::make_unique<sync::LockStep>(*client, state, 1), deadline,
+      [state, r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))](sync::AcquireOutcome o) {
         if (o.acquired) return r->complete({}, Lease(state));
         state->services->watchdog.remove(state.get());
         // Not acquired in time is no error: an empty Lease.
@@ -98,18 +99,18 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
 }
 
 void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>> receiver) {
-  std::shared_ptr<Holding> state = holding(lease.take_state());
+  std::shared_ptr<sync::Holding> state = sync::holding(lease.take_state());
   if (!state) return complete_posted(std::move(receiver), {});
   const bool valid_before = state->valid();
   if (state->released.exchange(true)) return complete_posted(std::move(receiver), {});
-  Services& client = *state->services;
+  sync::Services& client = *state->services;
   client.watchdog.remove(state.get());
   if (client.executor.closed()) return complete_posted(std::move(receiver), errc::closed);
   auto call = std::make_unique<AsyncReleaseCall>(state, valid_before, std::move(receiver));
   if (auto ec = call->start()) {
     // Not queued: it never ran. Keep trying in the background (a full queue
     // drains); the caller learns it was not confirmed.
-    if (ec != errc::closed) PendingRelease::start(client, state, 1, true, valid_before);
+    if (ec != errc::closed) sync::PendingRelease::start(client, state, 1, true, valid_before);
     return complete_posted(call->take_receiver(), ec);
   }
   call.release();  // owned by its completion from here on

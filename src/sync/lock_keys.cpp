@@ -3,7 +3,7 @@
 #include "distlock/error.hpp"
 #include "topology/slot.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 namespace {
 
 constexpr std::size_t kMaxName = 64 * 1024;
@@ -42,4 +42,4 @@ LockKeys::LockKeys(std::string lock_name, bool fenced) : name(std::move(lock_nam
   if (fenced) fence = fence_key_for(name);
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace distlock::detail {
+namespace distlock::sync {
 
 struct LockKeys {
   // Validates `name` (non-empty, at most 64 KiB); throws Error(invalid_argument).
@@ -20,4 +20,4 @@ struct LockKeys {
 // for any name, including names with '{' or '}'.
 std::string fence_key_for(const std::string& name);
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

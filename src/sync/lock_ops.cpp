@@ -9,7 +9,7 @@
 #include "sync/acquire_op.hpp"
 #include "sync/lock_step.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 namespace {
 
 constexpr std::string_view kUnlockMessage = "0";
@@ -300,4 +300,4 @@ std::size_t PendingReleases::size() const {
   return set_.size();
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

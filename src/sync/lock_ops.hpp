@@ -16,7 +16,7 @@
 #include "sync/holding.hpp"
 #include "topology/topology.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 
 class PendingRelease;
 
@@ -181,4 +181,4 @@ std::error_code finish_release(Services& client,
                                std::error_code ec,
                                std::shared_ptr<PendingRelease>* pending);
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

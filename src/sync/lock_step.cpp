@@ -5,7 +5,7 @@
 #include "script/scripts.hpp"
 #include "sync/lock_ops.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 
 LockStep::LockStep(Services& client, std::shared_ptr<Holding> state, std::uint32_t count_after)
     : client_(client), state_(std::move(state)), count_after_(count_after) {
@@ -77,4 +77,4 @@ std::chrono::milliseconds LockStep::fallback() const {
   return std::chrono::milliseconds(state_->ttl.count() / 3 + 1);
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

@@ -9,7 +9,7 @@
 #include "sync/acquire_step.hpp"
 #include "sync/holding.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 
 struct Services;
 class PendingRelease;
@@ -48,4 +48,4 @@ class LockStep final : public AcquireStep {
   std::shared_ptr<PendingRelease> cleanup_;
 };
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

@@ -6,7 +6,7 @@
 #include "runtime/executor.hpp"
 #include "topology/topology.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 
 Value Services::call(std::span<const std::string_view> args, std::error_code& ec) const {
   ec.clear();
@@ -25,4 +25,4 @@ Value Services::call(std::span<const std::string_view> args, std::error_code& ec
   return reply;
 }
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

@@ -16,22 +16,26 @@
 namespace distlock::topology {
 class Topology;
 }
-
-namespace distlock::detail {
-
-class ClientImpl;
+namespace distlock::runtime {
 class Executor;
-class PendingReleases;
 class Waiters;
 class Watchdog;
+}  // namespace distlock::runtime
+namespace distlock::detail {
+class ClientImpl;
+}
+
+namespace distlock::sync {
+
+class PendingReleases;
 
 struct Services {
   const ClientOptions& options;
   const std::string& client_id;
-  Executor& executor;
+  runtime::Executor& executor;
   topology::Topology& topology;
-  Watchdog& watchdog;
-  Waiters& waiters;
+  runtime::Watchdog& watchdog;
+  runtime::Waiters& waiters;
   PendingReleases& pending_releases;
 
   // One command, blocking, routed by its first argument after the verb (the
@@ -43,6 +47,6 @@ struct Services {
 
 // The services of `client`, sharing its ownership (so a holding keeps its
 // Client's parts alive). Defined with ClientImpl.
-std::shared_ptr<Services> services_of(const std::shared_ptr<ClientImpl>& client);
+std::shared_ptr<Services> services_of(const std::shared_ptr<detail::ClientImpl>& client);
 
-}  // namespace distlock::detail
+}  // namespace distlock::sync

@@ -19,7 +19,7 @@ namespace distlock::fault {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using detail::Watchdog;
+using runtime::Watchdog;
 using test::RedisServer;
 
 ClientOptions paused_options(const RedisServer& server,

@@ -17,8 +17,8 @@ namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
-using detail::LeaseState;
-using detail::Renewal;
+using runtime::LeaseState;
+using runtime::Renewal;
 using test::RedisServer;
 
 long long evalsha_calls(Client& admin) {
@@ -57,7 +57,7 @@ TEST(Holding, TheWatchdogRenewsTwoKindsWithTwoLeaseLengthsInOneBatchCall) {
       Renewal{Renewal::Kind::string_value, "held:string", "token-b"}, 0.01, nullptr);
   for (const auto& s : {hash, string}) {
     impl->watchdog().add(s);
-    s->confirm(detail::Clock::now());
+    s->confirm(runtime::Clock::now());
     s->active = true;
   }
   const long long before = evalsha_calls(admin);

@@ -11,10 +11,13 @@
 #include "sync/acquire_loop.hpp"
 #include "sync/lock_step.hpp"
 
-namespace distlock::detail {
+namespace distlock::sync {
 namespace {
 
 using namespace std::chrono_literals;
+using runtime::Waiter;
+using runtime::WaitQueue;
+using runtime::Wake;
 using Actions = AcquireLoop::Actions;
 
 // acquire.lua's reply, as the server sends it.
@@ -232,4 +235,4 @@ TEST(WaitQueue, WakeAllWakesEveryone) {
 }
 
 }  // namespace
-}  // namespace distlock::detail
+}  // namespace distlock::sync

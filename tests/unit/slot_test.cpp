@@ -37,22 +37,22 @@ TEST(Slot, HashTagRulesFollowTheClusterSpecification) {
 TEST(LockKeys, EveryKeyOfALockSharesItsSlotForAnyName) {
   for (const char* name : {"orders:42", "{tag}rest", "a}b", "a{b", "{}x", "x{}", "{a}}", "}{",
                            "{{x}}", "z{y}w{v}", "}", "{", "redisson"}) {
-    const detail::LockKeys keys(name, true);
+    const sync::LockKeys keys(name, true);
     EXPECT_EQ(key_slot(keys.fence), key_slot(keys.name)) << name << " -> " << keys.fence;
   }
 }
 
 TEST(LockKeys, NamesWithoutBracesUseRedissonsKeyNames) {
-  const detail::LockKeys keys("orders:42", true);
+  const sync::LockKeys keys("orders:42", true);
   EXPECT_EQ(keys.channel, "redisson_lock__channel:{orders:42}");
   EXPECT_EQ(keys.fence, "redisson_lock_token:{orders:42}");
-  EXPECT_TRUE(detail::LockKeys("orders:42", false).fence.empty());
+  EXPECT_TRUE(sync::LockKeys("orders:42", false).fence.empty());
 }
 
 TEST(LockKeys, RejectsEmptyAndOversizedNames) {
-  EXPECT_THROW(detail::LockKeys("", false), Error);
-  EXPECT_THROW(detail::LockKeys(std::string(65537, 'n'), false), Error);
-  EXPECT_NO_THROW(detail::LockKeys(std::string(65536, 'n'), false));
+  EXPECT_THROW(sync::LockKeys("", false), Error);
+  EXPECT_THROW(sync::LockKeys(std::string(65537, 'n'), false), Error);
+  EXPECT_NO_THROW(sync::LockKeys(std::string(65536, 'n'), false));
 }
 
 TEST(Backoff, GrowsExponentiallyWithinHalfToFullOfTheCap) {
