@@ -1,6 +1,5 @@
 #include "distlock/lock.hpp"
 
-#include <charconv>
 #include <unordered_map>
 
 #include "distlock/client.hpp"
@@ -8,7 +7,7 @@
 #include "runtime/executor.hpp"
 #include "runtime/identity.hpp"
 #include "runtime/watchdog.hpp"
-#include "script/scripts.hpp"
+#include "sync/lock_args.hpp"
 #include "sync/lock_ops.hpp"
 #include "sync/services.hpp"
 
@@ -18,6 +17,11 @@ namespace {
 using runtime::Clock;
 using std::chrono::milliseconds;
 using sync::AcquireOutcome;
+using sync::check_lease;
+using sync::check_wait;
+using sync::deadline_after;
+using sync::or_throw;
+using sync::throw_outcome;
 
 // A thread's holding of one lock: its lease and local hold count.
 struct ThreadHold {
@@ -48,40 +52,6 @@ std::string hold_key(const sync::Services& client, const std::string& name) {
   key += '\n';
   key += name;
   return key;
-}
-
-void check_lease(std::optional<milliseconds> lease) {
-  if (lease && lease->count() <= 0) {
-    throw Error(errc::invalid_argument,
-                "lease must be positive, got " + std::to_string(lease->count()) + " ms");
-  }
-}
-
-void check_wait(milliseconds wait) {
-  if (wait.count() < 0) {
-    throw Error(errc::invalid_argument,
-                "wait must not be negative, got " + std::to_string(wait.count()) + " ms");
-  }
-}
-
-[[noreturn]] void throw_outcome(const AcquireOutcome& o) {
-  throw Error(o.ec, o.message.empty() ? std::string("lock failed") : o.message);
-}
-
-std::optional<Clock::time_point> deadline_after(std::optional<milliseconds> wait) {
-  if (!wait) return std::nullopt;
-  return Clock::now() + *wait;
-}
-
-// Calls f(ec, what) and throws Error(ec, what) when it fails: how a throwing
-// member shares the code of its error_code& twin and keeps the message.
-template <class F>
-auto or_throw(F f) {
-  std::error_code ec;
-  std::string what;
-  auto result = f(ec, what);
-  if (ec) throw Error(ec, what);
-  return result;
 }
 
 }  // namespace
@@ -289,163 +259,6 @@ void Lock::unlock(std::error_code& ec) noexcept {
 
 // force_release.lua; true when it deleted a lock. On failure sets ec and
 // `what` (the server's text for an error reply).
-static bool force_release(const sync::Services& client,
-                          const sync::LockKeys& lock,
-                          std::error_code& ec,
-                          std::string& what) {
-  const std::string_view keys[] = {lock.name};
-  const std::string_view args[] = {lock.channel, "0"};
-  ec.clear();
-  what = "force_unlock of '" + lock.name + "'";
-  if (!client.executor.may_block(ec)) return false;
-  net::SyncCompletion done;
-  std::optional<script::ScriptCall> call;
-  if ((ec = client.topology.call(call, lock.name, script::scripts().force_release, keys, args,
-                                 &done))) {
-    return false;
-  }
-  Value reply = done.wait(ec);
-  if (ec) return false;
-  if (reply.is_error()) {
-    ec = errc::server_error;
-    what = reply.as_string();
-    return false;
-  }
-  return reply.is_integer() && reply.as_integer() == 1;
-}
-
-bool Lock::force_unlock() {
-  return or_throw([&](std::error_code& ec, std::string& what) {
-    return force_release(*client_, *keys_, ec, what);
-  });
-}
-
-bool Lock::force_unlock(std::error_code& ec) {
-  std::string what;
-  return force_release(*client_, *keys_, ec, what);
-}
-
-// One query round trip. On failure sets ec and `what` (the server's text for
-// an error reply) and returns nil.
-static Value query(const sync::Services& client,
-                   std::span<const std::string_view> args,
-                   std::error_code& ec,
-                   std::string& what) {
-  ec.clear();
-  Value v = client.call(args, ec);
-  if (ec) {
-    what = v.is_error() ? v.as_string() : std::string(args[0]) + " failed";
-    return Value();
-  }
-  return v;
-}
-
-// As query, for a command answering an integer: 0 with ec set on failure,
-// protocol_error for a reply of another type.
-static std::int64_t query_integer(const sync::Services& client,
-                                  std::span<const std::string_view> args,
-                                  std::error_code& ec,
-                                  std::string& what) {
-  const Value v = query(client, args, ec, what);
-  if (ec) return 0;
-  if (!v.is_integer()) {
-    ec = errc::protocol_error;
-    what = std::string(args[0]) + ": expected integer reply, got ";
-    what.append(to_string(v.type()));
-    return 0;
-  }
-  return v.as_integer();
-}
-
-static bool exists(const sync::Services& client,
-                   const sync::LockKeys& lock,
-                   std::error_code& ec,
-                   std::string& what) {
-  const std::string_view args[] = {"EXISTS", lock.name};
-  return query_integer(client, args, ec, what) == 1;
-}
-
-bool Lock::is_locked() const {
-  return or_throw(
-      [&](std::error_code& ec, std::string& what) { return exists(*client_, *keys_, ec, what); });
-}
-
-bool Lock::is_locked(std::error_code& ec) const {
-  std::string what;
-  return exists(*client_, *keys_, ec, what);
-}
-
-static bool held_here(const sync::Services& client,
-                      const sync::LockKeys& lock,
-                      std::error_code& ec,
-                      std::string& what) {
-  const std::string owner = runtime::thread_owner(client.client_id);
-  const std::string_view args[] = {"HEXISTS", lock.name, owner};
-  return query_integer(client, args, ec, what) == 1;
-}
-
-bool Lock::is_held_by_current_thread() const {
-  return or_throw([&](std::error_code& ec, std::string& what) {
-    return held_here(*client_, *keys_, ec, what);
-  });
-}
-
-bool Lock::is_held_by_current_thread(std::error_code& ec) const {
-  std::string what;
-  return held_here(*client_, *keys_, ec, what);
-}
-
-static std::uint32_t count_here(const sync::Services& client,
-                                const sync::LockKeys& lock,
-                                std::error_code& ec,
-                                std::string& what) {
-  const std::string owner = runtime::thread_owner(client.client_id);
-  const std::string_view args[] = {"HGET", lock.name, owner};
-  const Value v = query(client, args, ec, what);
-  if (ec || v.is_nil()) return 0;
-  std::uint32_t count = 0;
-  const std::string text = v.is_string() ? v.as_string() : std::string();
-  const auto [end, parsed] = std::from_chars(text.data(), text.data() + text.size(), count);
-  if (parsed != std::errc() || end != text.data() + text.size()) {
-    ec = errc::protocol_error;
-    what = "HGET: expected a hold count, got " + v.to_string();
-    return 0;
-  }
-  return count;
-}
-
-std::uint32_t Lock::hold_count() const {
-  return or_throw([&](std::error_code& ec, std::string& what) {
-    return count_here(*client_, *keys_, ec, what);
-  });
-}
-
-std::uint32_t Lock::hold_count(std::error_code& ec) const {
-  std::string what;
-  return count_here(*client_, *keys_, ec, what);
-}
-
-static std::optional<milliseconds> ttl(const sync::Services& client,
-                                       const sync::LockKeys& lock,
-                                       std::error_code& ec,
-                                       std::string& what) {
-  const std::string_view args[] = {"PTTL", lock.name};
-  const auto ttl = query_integer(client, args, ec, what);
-  if (ec || ttl == -2) return std::nullopt;
-  if (ttl == -1) return milliseconds::max();
-  return milliseconds(ttl);
-}
-
-std::optional<milliseconds> Lock::remaining_ttl() const {
-  return or_throw(
-      [&](std::error_code& ec, std::string& what) { return ttl(*client_, *keys_, ec, what); });
-}
-
-std::optional<milliseconds> Lock::remaining_ttl(std::error_code& ec) const {
-  std::string what;
-  return ttl(*client_, *keys_, ec, what);
-}
-
 static std::shared_ptr<sync::Holding> thread_state(sync::Services& client,
                                                    const std::string& name) {
   auto it = thread_holds().find(hold_key(client, name));
@@ -472,76 +285,6 @@ std::optional<std::chrono::steady_clock::time_point> Lock::lease_deadline() cons
 bool Lock::lease_valid() const {
   auto s = thread_state(*client_, keys_->name);
   return s && s->valid();
-}
-
-// --- Handle-owned -------------------------------------------------------------
-
-static std::optional<Lease> acquire_lease(const std::shared_ptr<sync::Services>& client,
-                                          const std::shared_ptr<const sync::LockKeys>& keys,
-                                          std::optional<milliseconds> wait,
-                                          std::optional<milliseconds> lease,
-                                          std::error_code& ec,
-                                          std::string& message) {
-  auto state = std::make_shared<sync::Holding>(
-      client, keys, client->client_id + ":" + runtime::random_token(), lease);
-  auto o = sync::acquire_blocking(*client, state, 1, deadline_after(wait));
-  ec = o.ec;
-  message = std::move(o.message);
-  if (!o.acquired) return std::nullopt;
-  return Lease(std::move(state));
-}
-
-Lease Lock::acquire() {
-  std::error_code ec;
-  std::string message;
-  auto l = acquire_lease(client_, keys_, std::nullopt, std::nullopt, ec, message);
-  if (ec) throw Error(ec, message);
-  return std::move(*l);
-}
-
-Lease Lock::acquire(std::error_code& ec) {
-  std::string message;
-  auto l = acquire_lease(client_, keys_, std::nullopt, std::nullopt, ec, message);
-  return l ? std::move(*l) : Lease();
-}
-
-std::optional<Lease> Lock::try_acquire() {
-  return try_acquire_for(milliseconds(0));
-}
-
-std::optional<Lease> Lock::try_acquire(std::error_code& ec) {
-  return try_acquire_for(milliseconds(0), std::nullopt, ec);
-}
-
-std::optional<Lease> Lock::try_acquire_for(milliseconds wait) {
-  check_wait(wait);
-  std::error_code ec;
-  std::string message;
-  auto l = acquire_lease(client_, keys_, wait, std::nullopt, ec, message);
-  if (ec) throw Error(ec, message);
-  return l;
-}
-
-std::optional<Lease> Lock::try_acquire_for(milliseconds wait, milliseconds lease) {
-  check_wait(wait);
-  check_lease(lease);
-  std::error_code ec;
-  std::string message;
-  auto l = acquire_lease(client_, keys_, wait, lease, ec, message);
-  if (ec) throw Error(ec, message);
-  return l;
-}
-
-std::optional<Lease> Lock::try_acquire_for(milliseconds wait,
-                                           std::optional<milliseconds> lease,
-                                           std::error_code& ec) {
-  ec.clear();
-  if (wait.count() < 0 || (lease && lease->count() <= 0)) {
-    ec = errc::invalid_argument;
-    return std::nullopt;
-  }
-  std::string message;
-  return acquire_lease(client_, keys_, wait, lease, ec, message);
 }
 
 Lock Client::lock(std::string name) {
