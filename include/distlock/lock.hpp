@@ -228,10 +228,11 @@ class Lock {
   template <class Token>
   auto async_acquire(Token&& token);
   // As async_acquire, waiting at most `wait` (any duration, rounded up to
-  // whole milliseconds; a negative wait counts as zero: one attempt): the
-  // handler's signature is void(std::error_code,
-  // std::optional<distlock::Lease>), nullopt with no error when it was not
-  // acquired in time. Cancellation as above.
+  // whole milliseconds; zero makes one attempt; a negative wait completes
+  // with invalid_argument, as the blocking forms fail): the handler's
+  // signature is void(std::error_code, std::optional<distlock::Lease>),
+  // nullopt with no error when it was not acquired in time. Cancellation as
+  // above.
   template <class Rep, class Period, class Token>
   auto async_try_acquire_for(const std::chrono::duration<Rep, Period>& wait, Token&& token);
 

@@ -80,12 +80,21 @@ void complete_posted(std::unique_ptr<Receiver<std::error_code>> receiver, std::e
 std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
                                                  std::optional<std::chrono::milliseconds> wait,
                                                  std::unique_ptr<Receiver<Lease>> receiver) {
+  if (wait && wait->count() < 0) {
+    // As the blocking forms: a negative wait is a caller's mistake, not "try
+    // once". Completed off this call, like every failure to start.
+    asio::post(asio::system_executor(),
+               [r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))] {
+                 r->complete(make_error_code(errc::invalid_argument), Lease());
+               });
+    return std::make_shared<AsyncAcquireOp>(std::weak_ptr<sync::AcquireOp>());
+  }
   const auto& client = lock.services();
   auto state = std::make_shared<sync::Holding>(
       client, lock.keys(), client->client_id + ":" + runtime::random_token(), std::nullopt);
   client->watchdog.add(state);
   std::optional<sync::Clock::time_point> deadline;
-  if (wait) deadline = sync::Clock::now() + std::max(*wait, std::chrono::milliseconds(0));
+  if (wait) deadline = sync::Clock::now() + *wait;
   auto op = std::make_shared<sync::AcquireOp>(
       *client, std::make_unique<sync::LockStep>(*client, state, 1), deadline,
       [state, r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))](sync::AcquireOutcome o) {

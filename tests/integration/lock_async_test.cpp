@@ -167,6 +167,23 @@ TEST(LockAsync, TryAcquireForEndsEmptyAtItsDeadlineWithNoError) {
   EXPECT_TRUE(got->valid());
 }
 
+TEST(LockAsync, TryAcquireForANegativeWaitFailsWithInvalidArgumentAndSendsNothing) {
+  RedisServer server;
+  Client client(options_for(server));
+  Client admin(server.uri());
+  const long long before = evalsha_calls(admin);
+  auto f = client.lock("negative").async_try_acquire_for(-1ms, asio::use_future);
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  try {
+    f.get();
+    ADD_FAILURE() << "a negative wait was accepted";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code(), errc::invalid_argument);
+  }
+  EXPECT_EQ(evalsha_calls(admin), before) << "an attempt was sent";
+  EXPECT_EQ(client.impl()->watchdog().size(), 0u);
+}
+
 TEST(LockAsync, CoroutinesAcquireAndReleaseWithoutBlockingAThread) {
   asio::io_context io;  // run by this thread only; outlives the Clients
   RedisServer server;
