@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "net/connection.hpp"
 #include "topology/topology.hpp"
 
 namespace distlock::topology {

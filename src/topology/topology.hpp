@@ -8,8 +8,13 @@
 #include <span>
 #include <string_view>
 
-#include "net/connection.hpp"
 #include "script/script.hpp"
+
+// Connections are only named here: keeping net/connection.hpp (Asio's
+// sockets and SSL) out of this header keeps it out of every primitive.
+namespace distlock::net {
+class Connection;
+}
 
 namespace distlock::topology {
 

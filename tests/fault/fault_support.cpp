@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "client_impl.hpp"
+#include "net/connection.hpp"
 
 namespace distlock::fault {
 
