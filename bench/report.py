@@ -446,7 +446,10 @@ def charts(run, out):
                         + f" {c['wait_max_us'] / 1000}\n")
     limit16, limit1 = run.pair_limit(16) or 0, run.pair_limit(1) or 0
     cpu16 = run.pair_cpu_ceiling(16) or 0
-    top = max([limit16, limit1, cpu16]
+    async_app = run.get("pairs_per_s", scenario="async", lib="distlock", executor="app-thread")
+    async_line = (f", \\\n  {async_app} with lines dt 5 lw 2 lc rgb 'dark-violet' "
+                  "title 'distlock async, 256 coroutines, 1 thread'" if async_app else "")
+    top = max([limit16, limit1, cpu16, async_app or 0]
               + [run.uncontended(l, t) or 0 for l in LIBS for t in THREADS]) * 1.12
     plot_lines = ", ".join(
         f"'{dat}' index 0 using 1:{i + 2} with linespoints lw 2 pt 7 title '{SHORT[l]}'"
@@ -466,7 +469,7 @@ set key outside right top vertical Left reverse samplen 2 width -3
 plot {plot_lines}, \\
   {limit16} with lines dt 2 lc rgb 'black' title 'server limit, -P 16', \\
   {limit1} with lines dt 3 lc rgb 'gray40' title 'redis-benchmark -P 1 (client-core limit)', \\
-  {cpu16} with lines dt 4 lc rgb 'red' title 'server CPU ceiling at -P 16'
+  {cpu16} with lines dt 4 lc rgb 'red' title 'server CPU ceiling at -P 16'{async_line}
 reset
 set terminal pngcairo size 960,600 font 'sans,11'
 set output '{out}-handoff.png'
