@@ -517,7 +517,8 @@ def main():
                    "results": run.lines, "raw": lines}, f, indent=1)
     base = os.path.basename(a.out)
     md = [f"# distlock benchmark: {base}", "",
-          f"Command: `{a.command}`. Machine: {facts['cpu_model']}, {facts['cores']} cores, "
+          f"Command: `{a.command}` at commit {facts.get('commit', '?')}. "
+          f"Machine: {facts['cpu_model']}, {facts['cores']} cores, "
           f"{facts['redis_server']}; {facts['pinning']}. Load average (1, 5, 15 min) at start "
           f"{facts.get('load_average_at_start', '?')}, at end {facts.get('load_average_at_end', '?')}"
           " (anything above 0 is other work sharing the machine).", "",

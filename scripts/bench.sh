@@ -242,13 +242,19 @@ log "client_throughput ($rounds rounds)"
 facts=$(
   $py - "$port" "$cores" "$quick" "$load_start" <<'EOF'
 import json, platform, subprocess, sys
+def git(*args):
+    r = subprocess.run(["git", *args], capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else "?"
+commit = git("rev-parse", "--short", "HEAD")
+if git("status", "--porcelain", "--untracked-files=no"):
+    commit += " (with uncommitted changes)"
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 redis_v = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.strip()
 node_v = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
 import redis
 print(json.dumps({"cpu_model": cpu, "cores": int(sys.argv[2]), "kernel": platform.release(),
                   "redis_server": redis_v, "node": node_v, "python_redis": redis.__version__,
-                  "quick": sys.argv[3] == "1",
+                  "quick": sys.argv[3] == "1", "commit": commit,
                   "load_average_at_start": sys.argv[4],
                   "load_average_at_end": " ".join(open("/proc/loadavg").read().split()[:3]),
                   "pinning": "server on CPU 0, clients on CPUs 1-%d" % (int(sys.argv[2]) - 1)
