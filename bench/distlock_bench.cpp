@@ -8,9 +8,12 @@
 //                               [--records FILE]
 //   distlock-bench watchdog     --port P [--seconds 15] [--leases 10000]
 //                               [--watchdog-ms 3000]
+//   distlock-bench async        --port P [--seconds S] [--coroutines 256]
+//                               [--executor app-thread|client-io-thread]
 //
 // Common options: --host (default 127.0.0.1), --lua-dir (distlock's Lua
-// sources, to tell script-internal commands from round trips).
+// sources, to tell script-internal commands from round trips), --server-pid
+// (the redis-server's pid on this machine, for its run-queue wait).
 #include <unistd.h>
 
 #include <atomic>
@@ -118,15 +121,18 @@ void run_uncontended(const Config& config, const std::vector<int>& threads, bool
     const std::string prefix =
         "bench:u:" + std::to_string(getpid()) + ":" + lib + ":" + std::to_string(t) + ":";
     const auto before = command_calls(stats);
-    const double server_cpu0 = server_cpu_seconds(stats);
+    const ServerCpu server0 = server_cpu(stats, config.server_pid);
     const double cpu0 = cpu_seconds();
     const std::int64_t switches0 = context_switches();
+    const std::int64_t voluntary0 = voluntary_context_switches();
     const std::int64_t start = now_ns();
     auto results = pairs(client, t, fenced, config.seconds, prefix);
     const double elapsed = static_cast<double>(now_ns() - start) / 1e9;
     const double cpu = cpu_seconds() - cpu0;
     const auto switches = static_cast<double>(context_switches() - switches0);
-    const double server_cpu = server_cpu_seconds(stats) - server_cpu0;
+    const auto voluntary = static_cast<double>(voluntary_context_switches() - voluntary0);
+    const ServerCpu server1 = server_cpu(stats, config.server_pid);
+    const double server_cpu = server1.total - server0.total;
     const auto calls = delta(before, command_calls(stats));
     std::vector<std::int64_t> acquire;
     std::vector<std::int64_t> release;
@@ -157,7 +163,9 @@ void run_uncontended(const Config& config, const std::vector<int>& threads, bool
         .add("client_cpu_us_per_pair", 1e6 * cpu / n)
         .add("server_cpu_us_per_pair", 1e6 * server_cpu / n)
         .add("context_switches_per_pair", switches / n)
+        .add("voluntary_context_switches_per_pair", voluntary / n)
         .add("failed", failed);
+    add_server_ceiling(line, server0, server1, n, elapsed);
     add_latency(line, "acquire", summarize(acquire));
     add_latency(line, "release", summarize(release));
     if (t == 1) {
@@ -244,7 +252,7 @@ namespace db = distlock_bench;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: distlock-bench ping|uncontended|contended|watchdog --port P [...]\n";
+    std::cerr << "usage: distlock-bench ping|uncontended|contended|watchdog|async --port P [...]\n";
     return 2;
   }
   try {
@@ -254,6 +262,7 @@ int main(int argc, char** argv) {
     config.host = args.str("host", "127.0.0.1");
     config.port = static_cast<int>(args.num("port", 0));
     config.lua_dir = args.str("lua-dir", DISTLOCK_BENCH_LUA_DIR);
+    config.server_pid = static_cast<int>(args.num("server-pid", 0));
     if (config.port <= 0) throw std::invalid_argument("--port is required");
     if (scenario == "ping") {
       config.seconds = args.real("seconds", 3);
@@ -272,6 +281,15 @@ int main(int argc, char** argv) {
       config.seconds = args.real("seconds", 15);
       db::run_watchdog(config, static_cast<int>(args.num("leases", 10000)),
                        static_cast<int>(args.num("watchdog-ms", 3000)));
+    } else if (scenario == "async") {
+#ifdef DISTLOCK_BENCH_ASYNC
+      config.seconds = args.real("seconds", 5);
+      db::run_async(config, static_cast<int>(args.num("coroutines", 256)),
+                    args.str("executor", "app-thread"));
+#else
+      std::cerr << "distlock-bench: async: this library has no Lease::async_release\n";
+      return 4;
+#endif
     } else {
       throw std::invalid_argument("unknown scenario: " + scenario);
     }

@@ -2,9 +2,11 @@
 """Turns the JSON lines of one scripts/bench.sh run into <out>.json, a
 markdown table <out>.md and two gnuplot charts (<out>-throughput.png,
 <out>-handoff.png). Every figure is given with its ratio to references
-measured in the same run: redis-benchmark with -P 16 (the server's limit on
-our scripts), redis-benchmark without pipelining (what its one thread on the
-client core drives, not a server limit) and the best peer.
+measured in the same run: redis-benchmark with -P 16 (called "server limit",
+though distlock can pass it), redis-benchmark without pipelining (what its
+one thread on the client core drives, not a server limit), the best peer, and
+the server's CPU ceiling: 1e6 / (server main-thread CPU µs per pair), with the
+server core's utilization (CPU seconds / wall seconds) during each run.
 
     report.py --raw LINES --facts JSON --out PREFIX --command TEXT
 """
@@ -43,13 +45,17 @@ def fmt(v, digits=0):
     return f"{v:.{digits}f}"
 
 
+def pct(v):
+    return "—" if v is None else f"{v:.0%}"
+
+
 def ratio(a, b):
     if a is None or b in (None, 0):
         return "—"
     return f"{a / b:.2f}×"
 
 
-KEY_FIELDS = ("bench", "scenario", "lib", "threads", "op", "clients", "pipeline")
+KEY_FIELDS = ("bench", "scenario", "lib", "threads", "op", "clients", "pipeline", "executor")
 
 
 def median(values):
@@ -94,36 +100,48 @@ class Run:
         self.raw = lines
         self.lines = merge_rounds(lines)
 
-    def round_ratio(self, lib, threads, against):
-        """Median over rounds of pairs/s divided by the same round's reference:
-        against="limit16" (server pair limit, -P 16), "limit1" (redis-benchmark's
-        pair rate without pipelining: its client core's limit) or "peer" (best peer)."""
+    def round_ref(self, r, against):
+        """The reference pair rate of round r: "limit16" (server pair limit from
+        redis-benchmark -P 16 requests/s), "limit1" (the same without pipelining:
+        its client core's limit), "cpu16" (the server's CPU ceiling at -P 16:
+        1e6 / (acquire + release server CPU µs per request)) or "peer" (best
+        peer's uncontended pairs/s at the threads given to round_ratio)."""
+        def limit(op, pipeline, field):
+            for l in self.raw:
+                if (l.get("scenario"), l.get("op"), l.get("clients"), l.get("pipeline"),
+                        l.get("round")) == ("server_limit", op, 64, pipeline, r):
+                    return l.get(field)
+            return None
+
+        if against == "cpu16":
+            a = limit("acquire", 16, "server_cpu_us_per_request")
+            b = limit("release", 16, "server_cpu_us_per_request")
+            return 1e6 / (a + b) if a and b else None
+        p = 16 if against == "limit16" else 1
+        a, b = limit("acquire", p, "rps"), limit("release", p, "rps")
+        return 1 / (1 / a + 1 / b) if a and b else None
+
+    def round_ratio(self, lib, threads, against, scenario="uncontended", executor=None):
+        """Median over rounds of pairs/s divided by the same round's reference
+        (see round_ref)."""
         ratios = []
-        rounds = sorted({l.get("round") for l in self.raw if l.get("scenario") == "uncontended"
+        rounds = sorted({l.get("round") for l in self.raw if l.get("scenario") == scenario
                          and l.get("round")})
         for r in rounds:
-            def pairs(name):
+            def pairs(name, sc="uncontended", ex=None):
                 for l in self.raw:
-                    if (l.get("scenario"), l.get("lib"), l.get("threads"), l.get("round")) == (
-                            "uncontended", name, threads, r):
+                    if (l.get("scenario"), l.get("lib"), l.get("round")) == (sc, name, r) and (
+                            l.get("threads") == threads if sc == "uncontended"
+                            else l.get("executor") == ex):
                         return l["pairs_per_s"]
                 return None
 
-            def limit(op, pipeline):
-                for l in self.raw:
-                    if (l.get("scenario"), l.get("op"), l.get("clients"), l.get("pipeline"),
-                            l.get("round")) == ("server_limit", op, 64, pipeline, r):
-                        return l["rps"]
-                return None
-
-            mine = pairs(lib)
+            mine = pairs(lib, scenario, executor)
             if against == "peer":
                 peers = [v for v in (pairs(p) for p in PEERS) if v]
                 ref = max(peers) if peers else None
             else:
-                p = 16 if against == "limit16" else 1
-                a, b = limit("acquire", p), limit("release", p)
-                ref = 1 / (1 / a + 1 / b) if a and b else None
+                ref = self.round_ref(r, against)
             if mine and ref:
                 ratios.append(mine / ref)
         return median(ratios) if ratios else None
@@ -144,6 +162,15 @@ class Run:
     def pair_limit(self, pipeline):
         a, r = self.limit("acquire", 64, pipeline), self.limit("release", 64, pipeline)
         return 1 / (1 / a + 1 / r) if a and r else None
+
+    def pair_cpu_ceiling(self, pipeline):
+        """1e6 / (acquire + release server CPU µs per request) at this pipeline
+        depth (medians over rounds)."""
+        a = self.get("server_cpu_us_per_request", scenario="server_limit", op="acquire",
+                     clients=64, pipeline=pipeline)
+        r = self.get("server_cpu_us_per_request", scenario="server_limit", op="release",
+                     clients=64, pipeline=pipeline)
+        return 1e6 / (a + r) if a and r else None
 
     def uncontended(self, lib, threads, field="pairs_per_s"):
         return self.get(field, scenario="uncontended", lib=lib, threads=threads)
@@ -199,6 +226,15 @@ def goals_table(run):
             c["wait_max_us"] <= 100000)
         row("contended counter exact", f"{c['counter_final']} / {c['counter_expected']}",
             "equal", c.get("counter_exact"))
+    a = run.find(scenario="async", lib="distlock", executor="app-thread")
+    if a and a.get("ratio_to_server_ceiling") is not None:
+        cpu16 = run.round_ratio("distlock", None, "cpu16", scenario="async", executor="app-thread")
+        row("async, 256 coroutines on one application thread, vs the server's ceiling in the "
+            "same run (= server core utilization)",
+            f"{a['ratio_to_server_ceiling']:.2f}× ({fmt(a['pairs_per_s'])} pairs/s; "
+            f"{a.get('voluntary_context_switches_per_pair', 0):.2f} voluntary context switches "
+            "per pair" + (f"; {cpu16:.2f}× the -P 16 CPU ceiling" if cpu16 else "") + ")",
+            "≥ 0.9×", a["ratio_to_server_ceiling"] >= 0.9)
     if w:
         row("watchdog leases renewed per script call", f"{w['leases_per_call']:.0f}", "≥ 100",
             w["leases_per_call"] >= 100)
@@ -231,6 +267,77 @@ def uncontended_table(run):
                 f"{fmt(line.get('client_cpu_us_per_pair'))}, {fmt(line.get('server_cpu_us_per_pair'))} | "
                 f"{fmt(line.get('client_cpu_pct'))}, {fmt(line.get('server_cpu_pct'))} | "
                 f"{fmt(line.get('context_switches_per_pair'), 1)} |")
+    return rows
+
+
+def ceiling_table(run):
+    rows = ["The server's ceiling of a run is 1e6 / (server main-thread CPU µs per pair) in that "
+            "run: the pairs/s the server would reach if its core were busy all the time with the "
+            "same traffic. A run's pairs/s over its own ceiling is by construction the server "
+            "core's utilization. The server's cost per pair falls as commands arrive in bigger "
+            "batches, so a run with more concurrency has a higher ceiling; the -P 16 CPU "
+            "ceiling (redis-benchmark, 64 clients x 16 pipelined, same round) is a fixed "
+            "reference for all rows. Voluntary context switches count every thread of the "
+            "client process (the callers and the Client's I/O thread). \"Server waiting for its core\" "
+            "is the share of the run the server's main thread was runnable but another process "
+            "had its CPU (/proc/PID/schedstat): on a shared machine, busy + waiting is the core "
+            "the server could have had; a low \"busy\" with a high \"waiting\" is a starved "
+            "server, not an idle one.", "",
+            "| run | pairs/s | server CPU µs/pair (main thread) | server ceiling pairs/s "
+            "| server core busy | server waiting for its core | × own ceiling "
+            "| × -P 16 CPU ceiling | × server limit -P 16 "
+            "| client CPU µs/pair | voluntary context switches/pair |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def add(label, line, cpu16, lim16):
+        if not line or line.get("server_ceiling_pairs_per_s") is None:
+            return
+        rows.append(
+            f"| {label} | {fmt(line['pairs_per_s'])} | {fmt(line['server_main_cpu_us_per_pair'], 1)} | "
+            f"{fmt(line['server_ceiling_pairs_per_s'])} | "
+            f"{line['server_core_utilization']:.0%} | {pct(line.get('server_runqueue_wait_share'))} | "
+            f"{line['ratio_to_server_ceiling']:.2f}× | "
+            f"{'—' if cpu16 is None else f'{cpu16:.2f}×'} | "
+            f"{'—' if lim16 is None else f'{lim16:.2f}×'} | "
+            f"{fmt(line.get('client_cpu_us_per_pair'), 1)} | "
+            f"{fmt(line.get('voluntary_context_switches_per_pair'), 2)} |")
+
+    for lib in ["distlock", "distlock-fenced"]:
+        for t in THREADS:
+            add(f"{NAMES[lib]}, {t} threads", run.find(scenario="uncontended", lib=lib, threads=t),
+                run.round_ratio(lib, t, "cpu16"), run.round_ratio(lib, t, "limit16"))
+    for ex, label in (("app-thread", "one application thread"),
+                      ("client-io-thread", "the Client's I/O thread")):
+        line = run.find(scenario="async", lib="distlock", executor=ex)
+        if line:
+            add(f"distlock async, {line['coroutines']} coroutines on {label}", line,
+                run.round_ratio("distlock", None, "cpu16", scenario="async", executor=ex),
+                run.round_ratio("distlock", None, "limit16", scenario="async", executor=ex))
+    return rows
+
+
+def async_table(run):
+    rows = ["Each coroutine loops `co_await lock.async_acquire(asio::use_awaitable)` + "
+            "`co_await lease.async_release(asio::use_awaitable)` on its own name. "
+            "\"one application thread\": an io_context run by the program's one thread; every "
+            "completion hops to it from the Client's I/O thread. \"the Client's I/O thread\": "
+            "the coroutines are spawned on the Client's own executor (taken from "
+            "`distlock::detail::client_executor`: the public API exposes none).", "",
+            "| coroutines on | coroutines | pairs/s | acquire p50 µs | p99 µs | release p50 µs "
+            "| p99 µs | round trips/pair | client CPU % of a core | context switches/pair "
+            "(voluntary) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for ex, label in (("app-thread", "one application thread"),
+                      ("client-io-thread", "the Client's I/O thread")):
+        a = run.find(scenario="async", lib="distlock", executor=ex)
+        if not a:
+            continue
+        rows.append(
+            f"| {label} | {a['coroutines']} | {fmt(a['pairs_per_s'])} | "
+            f"{fmt(a['acquire_p50_us'])} | {fmt(a['acquire_p99_us'])} | "
+            f"{fmt(a['release_p50_us'])} | {fmt(a['release_p99_us'])} | "
+            f"{fmt(a['round_trips_per_pair'], 3)} | {fmt(a['client_cpu_pct'])} | "
+            f"{fmt(a['context_switches_per_pair'], 2)} "
+            f"({fmt(a['voluntary_context_switches_per_pair'], 2)}) |")
     return rows
 
 
@@ -272,15 +379,24 @@ def limits_table(run):
     rows = ["redis-benchmark runs on the client core. With -P 16 it keeps the server busy: "
             "those rows are the server's limit. Without pipelining (-P 1) its one thread on the "
             "client core is the limit, not the server.", "",
-            "| redis-benchmark | clients | pipeline | requests/s | p50 ms |", "|---|---|---|---|---|"]
+            "| redis-benchmark | clients | pipeline | requests/s | p50 ms "
+            "| server CPU µs/request | server ceiling requests/s | server core busy "
+            "| server waiting for its core |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for line in run.lines:
         if line.get("scenario") == "server_limit":
             extra = (f" (real release path: {line['full_path_share']:.0%})"
                      if "full_path_share" in line else "")
+            us = line.get("server_cpu_us_per_request")
             rows.append(f"| {line['op']}{extra} | {line['clients']} | {line['pipeline']} | "
-                        f"{fmt(line['rps'])} | {line['p50_ms']} |")
+                        f"{fmt(line['rps'])} | {line['p50_ms']} | "
+                        f"{'—' if us is None else fmt(us, 2)} | "
+                        f"{fmt(line.get('server_ceiling_rps'))} | "
+                        f"{'—' if us is None else format(line['server_core_utilization'], '.0%')} | "
+                        f"{pct(line.get('server_runqueue_wait_share'))} |")
     for p in (1, 16):
-        rows.append(f"| acquire+release pair (derived) | 64 | {p} | {fmt(run.pair_limit(p))} | |")
+        rows.append(f"| acquire+release pair (derived) | 64 | {p} | {fmt(run.pair_limit(p))} | "
+                    f"| | {fmt(run.pair_cpu_ceiling(p))} | | |")
     return rows
 
 
@@ -329,7 +445,12 @@ def charts(run, out):
                     str(c[f"handoff_{k}_us"] / 1000) for k in ("p50", "p99", "p999", "max"))
                         + f" {c['wait_max_us'] / 1000}\n")
     limit16, limit1 = run.pair_limit(16) or 0, run.pair_limit(1) or 0
-    top = max([limit16, limit1] + [run.uncontended(l, t) or 0 for l in LIBS for t in THREADS]) * 1.12
+    cpu16 = run.pair_cpu_ceiling(16) or 0
+    async_app = run.get("pairs_per_s", scenario="async", lib="distlock", executor="app-thread")
+    async_line = (f", \\\n  {async_app} with lines dt 5 lw 2 lc rgb 'dark-violet' "
+                  "title 'distlock async, 256 coroutines, 1 thread'" if async_app else "")
+    top = max([limit16, limit1, cpu16, async_app or 0]
+              + [run.uncontended(l, t) or 0 for l in LIBS for t in THREADS]) * 1.12
     plot_lines = ", ".join(
         f"'{dat}' index 0 using 1:{i + 2} with linespoints lw 2 pt 7 title '{SHORT[l]}'"
         for i, l in enumerate(LIBS))
@@ -347,7 +468,8 @@ set grid
 set key outside right top vertical Left reverse samplen 2 width -3
 plot {plot_lines}, \\
   {limit16} with lines dt 2 lc rgb 'black' title 'server limit, -P 16', \\
-  {limit1} with lines dt 3 lc rgb 'gray40' title 'redis-benchmark -P 1 (client-core limit)'
+  {limit1} with lines dt 3 lc rgb 'gray40' title 'redis-benchmark -P 1 (client-core limit)', \\
+  {cpu16} with lines dt 4 lc rgb 'red' title 'server CPU ceiling at -P 16'{async_line}
 reset
 set terminal pngcairo size 960,600 font 'sans,11'
 set output '{out}-handoff.png'
@@ -387,10 +509,16 @@ def main():
     with open(a.out + ".json", "w") as f:
         json.dump({"command": a.command, "machine": facts,
                    "note": "results: medians over rounds; raw: every line as measured",
+                   "references": {
+                       "pair_limit_p1": run.pair_limit(1),
+                       "pair_limit_p16": run.pair_limit(16),
+                       "pair_cpu_ceiling_p1": run.pair_cpu_ceiling(1),
+                       "pair_cpu_ceiling_p16": run.pair_cpu_ceiling(16)},
                    "results": run.lines, "raw": lines}, f, indent=1)
     base = os.path.basename(a.out)
     md = [f"# distlock benchmark: {base}", "",
-          f"Command: `{a.command}`. Machine: {facts['cpu_model']}, {facts['cores']} cores, "
+          f"Command: `{a.command}` at commit {facts.get('commit', '?')}. "
+          f"Machine: {facts['cpu_model']}, {facts['cores']} cores, "
           f"{facts['redis_server']}; {facts['pinning']}. Load average (1, 5, 15 min) at start "
           f"{facts.get('load_average_at_start', '?')}, at end {facts.get('load_average_at_end', '?')}"
           " (anything above 0 is other work sharing the machine).", "",
@@ -401,6 +529,8 @@ def main():
     sections = [
         ("Goals (issue 4)", goals_table(run)),
         ("Uncontended (distinct name per thread, one client)", uncontended_table(run)),
+        ("Against the server's ceiling (server CPU per pair)", ceiling_table(run)),
+        ("Async (coroutines, one Client)", async_table(run)),
         ("Contended (2 processes x 8 threads, one name)", contended_table(run)),
         ("Watchdog (10,000 leases, 3 s lease)", watchdog_table(run)),
         ("Server limit and redis-benchmark references (same server, same run)",

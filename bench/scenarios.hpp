@@ -16,6 +16,9 @@ struct Config {
   // Directory of distlock's Lua scripts: the commands they call are counted
   // by the server too and must not count as round trips.
   std::string lua_dir;
+  // The redis-server's pid when it runs on this machine (its schedstat tells
+  // how long it waited for its core); 0 when unknown.
+  int server_pid = 0;
   std::string uri() const { return "redis://" + host + ":" + std::to_string(port); }
 };
 
@@ -25,6 +28,13 @@ void run_ping(const Config& config);
 // lock+unlock pairs on a distinct name per thread, all threads on one Client.
 // With `fenced`, through Client::fenced_lock.
 void run_uncontended(const Config& config, const std::vector<int>& threads, bool fenced);
+
+// One application thread's worth of coroutines (`coroutines` of them), each
+// looping co_await async_acquire + co_await async_release on its own name.
+// `executor`: "app-thread" (an io_context run by this thread) or
+// "client-io-thread" (the Client's own I/O executor). Built only when the
+// library has Lease::async_release (see bench/CMakeLists.txt).
+void run_async(const Config& config, int coroutines, const std::string& executor);
 
 // `procs` processes x `threads` threads on ONE name; a non-atomic counter in
 // Redis is incremented under the lock. Raw acquisitions go to `records`

@@ -102,17 +102,40 @@ run() {
 }
 
 # --- 1. The server's limit -----------------------------------------------------
+# The server's CPU seconds so far and where they come from: its main thread
+# (which runs every command) when INFO cpu reports it, else the whole process.
+server_cpu() {
+  cli info cpu | tr -d '\r' | awk -F: '
+    /^used_cpu_(sys|user)_main_thread:/ { m += $2; n++ }
+    /^used_cpu_(sys|user):/ { t += $2 }
+    END { if (n == 2) printf "%.6f main_thread\n", m; else printf "%.6f process\n", t }'
+}
+# Nanoseconds the server's main thread has waited, runnable, for a CPU.
+server_wait() { cut -d' ' -f2 "/proc/$server_pid/schedstat"; }
 # redis-benchmark, sized to run about rb_s seconds after a short calibration.
-# Prints one JSON line.
+# Prints one JSON line, with the server's CPU over the run: µs per request,
+# the ceiling 1e6 / (µs per request), the server core's utilization, and the
+# share of the run its main thread waited for its core (other work on it);
+# those two over the wall time of the redis-benchmark process, start included.
 rb() {
   local label=$1 clients=$2 pipeline=$3 n=$4
   shift 4
-  local out rps
+  local out rps cpu0 cpu1 src w0 w1 t0 t1
+  read -r cpu0 src < <(server_cpu)
+  w0=$(server_wait)
+  t0=$(date +%s%N)
   out=$("${client_pin[@]}" redis-benchmark -h 127.0.0.1 -p "$port" -c "$clients" -P "$pipeline" \
     -n "$n" --csv "$@" | tail -n 1)
+  t1=$(date +%s%N)
+  read -r cpu1 src < <(server_cpu)
+  w1=$(server_wait)
   rps=$(echo "$out" | awk -F'","' '{print $2}')
   echo "$out" | awk -F'","' -v l="$label" -v c="$clients" -v p="$pipeline" -v n="$n" -v r="$round" \
-    '{printf "{\"scenario\":\"server_limit\",\"op\":\"%s\",\"clients\":%d,\"pipeline\":%d,\"requests\":%d,\"rps\":%s,\"p50_ms\":%s,\"p99_ms\":%s,\"round\":%d}\n", l, c, p, n, $2, $5, $7, r}'
+    -v cpu0="$cpu0" -v cpu1="$cpu1" -v src="$src" -v w0="$w0" -v w1="$w1" -v t0="$t0" -v t1="$t1" \
+    '{cpu = cpu1 - cpu0; us = 1e6 * cpu / n; ceiling = 0; if (us > 0) ceiling = 1e6 / us
+      wall = (t1 - t0) / 1e9; busy = 0; wait = 0
+      if (wall > 0) { busy = cpu / wall; wait = (w1 - w0) / 1e9 / wall }
+      printf "{\"scenario\":\"server_limit\",\"op\":\"%s\",\"clients\":%d,\"pipeline\":%d,\"requests\":%d,\"rps\":%s,\"p50_ms\":%s,\"p99_ms\":%s,\"server_cpu_source\":\"%s\",\"server_main_cpu_s\":%.6f,\"server_cpu_us_per_request\":%.4f,\"server_ceiling_rps\":%.1f,\"server_core_utilization\":%.4f,\"server_runqueue_wait_share\":%.4f,\"round\":%d}\n", l, c, p, n, $2, $5, $7, src, cpu, us, ceiling, busy, wait, r}'
   RB_RPS=${rps%.*}
 }
 rb_sized() {  # label clients pipeline args...: calibrate, then the real run
@@ -129,9 +152,11 @@ server_limits() {
   local acq_sha rel_sha p n keys lo hi before after
   acq_sha=$(cli script load "$(cat src/script/lua/acquire.lua)")
   rel_sha=$(cli script load "$(cat src/script/lua/release.lua)")
-  rb_sized ping 1 1 -t ping
-  rb_sized ping 64 1 -t ping
-  rb_sized ping 64 16 -t ping
+  # PING_MBULK only (-t ping would also run PING_INLINE first, inside the
+  # server CPU window); the figure reported was always PING_MBULK's.
+  rb_sized ping 1 1 -t ping_mbulk
+  rb_sized ping 64 1 -t ping_mbulk
+  rb_sized ping 64 16 -t ping_mbulk
   for p in 1 16; do
     # Acquire on fresh random names: the EXISTS, HINCRBY, PEXPIRE path.
     rb_sized acquire 64 $p -r 1000000000 EVALSHA "$acq_sha" 1 'rb:acq:{__rand_int__}' 30000 "$owner"
@@ -159,8 +184,18 @@ server_limits() {
 # the other in each round and taking medians over rounds keeps the ratios fair.
 uncontended_round() {
   log "round $round: distlock"
-  run "$dlb" uncontended --port "$port" --seconds "$unc_s" --threads 1,16,64
-  run "$dlb" uncontended --port "$port" --seconds "$unc_s" --threads 1,16,64 --fenced
+  run "$dlb" uncontended --port "$port" --server-pid "$server_pid" --seconds "$unc_s" \
+    --threads 1,16,64
+  run "$dlb" uncontended --port "$port" --server-pid "$server_pid" --seconds "$unc_s" \
+    --threads 1,16,64 --fenced
+  # 256 coroutines on one application thread, then on the Client's own I/O
+  # thread. A library without Lease::async_release has no async scenario.
+  for ex in app-thread client-io-thread; do
+    log "round $round: distlock async ($ex)"
+    run "$dlb" async --port "$port" --server-pid "$server_pid" --seconds "$unc_s" \
+      --coroutines 256 --executor "$ex" ||
+      log "async scenario not available in this build"
+  done
   for lib in redlock semaphore; do
     log "round $round: node $lib"
     run node bench/peers/node_bench.js uncontended --lib "$lib" --port "$port" --seconds "$unc_s"
@@ -207,13 +242,19 @@ log "client_throughput ($rounds rounds)"
 facts=$(
   $py - "$port" "$cores" "$quick" "$load_start" <<'EOF'
 import json, platform, subprocess, sys
+def git(*args):
+    r = subprocess.run(["git", *args], capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else "?"
+commit = git("rev-parse", "--short", "HEAD")
+if git("status", "--porcelain", "--untracked-files=no"):
+    commit += " (with uncommitted changes)"
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 redis_v = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout.strip()
 node_v = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
 import redis
 print(json.dumps({"cpu_model": cpu, "cores": int(sys.argv[2]), "kernel": platform.release(),
                   "redis_server": redis_v, "node": node_v, "python_redis": redis.__version__,
-                  "quick": sys.argv[3] == "1",
+                  "quick": sys.argv[3] == "1", "commit": commit,
                   "load_average_at_start": sys.argv[4],
                   "load_average_at_end": " ".join(open("/proc/loadavg").read().split()[:3]),
                   "pinning": "server on CPU 0, clients on CPUs 1-%d" % (int(sys.argv[2]) - 1)
