@@ -98,7 +98,7 @@ void run_async(const Config& config, int coroutines, const std::string& executor
     }
     io.run();  // returns when every coroutine has finished
   } else {
-    const asio::any_io_executor ex = distlock::detail::client_executor(locks[0].client_impl());
+    const asio::any_io_executor ex = distlock::detail::client_executor(*locks[0].services());
     std::vector<std::future<void>> done;
     for (int c = 0; c < coroutines; ++c) {
       const auto i = static_cast<std::size_t>(c);
