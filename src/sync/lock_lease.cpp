@@ -8,20 +8,10 @@
 #include "sync/services.hpp"
 
 namespace distlock {
-namespace {
 
-using runtime::Clock;
 using std::chrono::milliseconds;
-using sync::AcquireOutcome;
 using sync::check_lease;
 using sync::check_wait;
-using sync::deadline_after;
-using sync::or_throw;
-using sync::throw_outcome;
-
-}  // namespace
-
-// --- Handle-owned -------------------------------------------------------------
 
 static std::optional<Lease> acquire_lease(const std::shared_ptr<sync::Services>& client,
                                           const std::shared_ptr<const sync::LockKeys>& keys,
@@ -31,7 +21,7 @@ static std::optional<Lease> acquire_lease(const std::shared_ptr<sync::Services>&
                                           std::string& message) {
   auto state = std::make_shared<sync::Holding>(
       client, keys, client->client_id + ":" + runtime::random_token(), lease);
-  auto o = sync::acquire_blocking(*client, state, 1, deadline_after(wait));
+  auto o = sync::acquire_blocking(*client, state, 1, sync::deadline_after(wait));
   ec = o.ec;
   message = std::move(o.message);
   if (!o.acquired) return std::nullopt;
