@@ -145,10 +145,8 @@ void ClientImpl::close() noexcept {
 std::error_code ClientImpl::submit(std::span<const std::string_view> args,
                                    net::Completion* completion) {
   if (args.empty()) return errc::invalid_argument;
-  std::string payload;
-  resp::encode_command(payload, args);
   const std::string_view key = args.size() > 1 ? args[1] : std::string_view();
-  return topology_->data_for(key).submit(std::move(payload), 1, completion);
+  return topology_->command(key, args, completion);
 }
 
 }  // namespace detail

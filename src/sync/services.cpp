@@ -1,8 +1,7 @@
 #include "sync/services.hpp"
 
 #include "distlock/error.hpp"
-#include "net/connection.hpp"
-#include "resp/encoder.hpp"
+#include "net/completion.hpp"
 #include "runtime/executor.hpp"
 #include "topology/topology.hpp"
 
@@ -15,11 +14,9 @@ Value Services::call(std::span<const std::string_view> args, std::error_code& ec
     ec = errc::invalid_argument;
     return {};
   }
-  std::string payload;
-  resp::encode_command(payload, args);
   const std::string_view key = args.size() > 1 ? args[1] : std::string_view();
   net::SyncCompletion done;
-  if ((ec = topology.data_for(key).submit(std::move(payload), 1, &done))) return {};
+  if ((ec = topology.command(key, args, &done))) return {};
   Value reply = done.wait(ec);
   if (!ec && reply.is_error()) ec = errc::server_error;
   return reply;

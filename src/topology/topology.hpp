@@ -34,6 +34,13 @@ class Topology {
   virtual void connect() = 0;
   virtual void close() = 0;
 
+  // One command (verb and arguments), routed by `route_key`; `completion`
+  // gets its reply. An error means it was not queued (closed, queue_full)
+  // and `completion` will not be called. Cluster will follow MOVED/ASK here.
+  std::error_code command(std::string_view route_key,
+                          std::span<const std::string_view> args,
+                          net::Completion* completion);
+
   // One script call routed by `route_key`, the key all of `keys` share a
   // slot with: EVALSHA, and EVAL once after NOSCRIPT (Cluster will add
   // MOVED/ASK here, in one place for every primitive). The call lives in
