@@ -6,10 +6,7 @@
 // - "app-thread": an asio::io_context run by this program's main thread; every
 //   completion hops from the Client's I/O thread to it.
 // - "client-io-thread": the Client's own I/O executor, so completions run
-//   where the replies are read. The public API has no Client::executor(); this
-//   variant takes it from distlock::detail::client_executor, which the
-//   library's public async headers declare for their own use. A bench-only
-//   shortcut, not an API to copy.
+//   where the replies are read (distlock::get_executor(client)).
 #include <unistd.h>
 
 #include <asio/co_spawn.hpp>
@@ -98,7 +95,7 @@ void run_async(const Config& config, int coroutines, const std::string& executor
     }
     io.run();  // returns when every coroutine has finished
   } else {
-    const asio::any_io_executor ex = distlock::detail::client_executor(*locks[0].services());
+    const asio::any_io_executor ex = distlock::get_executor(client);
     std::vector<std::future<void>> done;
     for (int c = 0; c < coroutines; ++c) {
       const auto i = static_cast<std::size_t>(c);

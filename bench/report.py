@@ -321,8 +321,8 @@ def async_table(run):
             "`co_await lease.async_release(asio::use_awaitable)` on its own name. "
             "\"one application thread\": an io_context run by the program's one thread; every "
             "completion hops to it from the Client's I/O thread. \"the Client's I/O thread\": "
-            "the coroutines are spawned on the Client's own executor (taken from "
-            "`distlock::detail::client_executor`: the public API exposes none).", "",
+            "the coroutines are spawned on the Client's own executor "
+            "(`distlock::get_executor(client)`).", "",
             "| coroutines on | coroutines | pairs/s | acquire p50 µs | p99 µs | release p50 µs "
             "| p99 µs | round trips/pair | client CPU % of a core | context switches/pair "
             "(voluntary) |", "|---|---|---|---|---|---|---|---|---|---|"]

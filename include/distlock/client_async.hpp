@@ -10,6 +10,7 @@
 #include <asio/execution/outstanding_work.hpp>
 #include <asio/post.hpp>
 #include <asio/prefer.hpp>
+#include <asio/system_executor.hpp>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -123,6 +124,18 @@ class ErrorReceiver final : public Receiver<std::error_code> {
 };
 
 }  // namespace detail
+
+// The Client's I/O executor. Coroutines and handlers run on it complete every
+// distlock operation without a hop to another thread: the fastest way to
+// drive many async acquires from one thread (docs/performance.md, "Async").
+// What runs there must never block: blocking distlock calls fail there with
+// invalid_argument, and anything else that blocks stalls every connection
+// of the Client. A closed or moved-from Client gives the system executor,
+// so handlers still run. Thread-safe.
+inline asio::any_io_executor get_executor(const Client& client) {
+  if (!client.impl()) return asio::system_executor();
+  return detail::client_executor(client.impl());
+}
 
 template <class Token>
 auto Client::async_command(std::vector<std::string> args, Token&& token) {

@@ -19,6 +19,7 @@
 #include <optional>
 #include <thread>
 #include <variant>
+#include <vector>
 
 #include "client_impl.hpp"
 #include "distlock/distlock.hpp"
@@ -182,6 +183,40 @@ TEST(LockAsync, TryAcquireForANegativeWaitFailsWithInvalidArgumentAndSendsNothin
   }
   EXPECT_EQ(evalsha_calls(admin), before) << "an attempt was sent";
   EXPECT_EQ(client.impl()->watchdog().size(), 0u);
+}
+
+// get_executor(client) is the Client's I/O thread: a coroutine spawned there
+// resumes on that thread after every operation (no hop), and a blocking call
+// made there is refused rather than deadlocking.
+TEST(LockAsync, CoroutinesOnTheClientsExecutorResumeOnItsIOThreadWhereBlockingCallsAreRefused) {
+  RedisServer server;
+  Client client(options_for(server));
+  const std::thread::id io_thread =
+      asio::post(get_executor(client), asio::use_future([] { return std::this_thread::get_id(); }))
+          .get();
+  ASSERT_NE(io_thread, std::this_thread::get_id());
+  Lock lock = client.lock("on-the-io-thread");
+  auto run = [&]() -> asio::awaitable<std::vector<bool>> {
+    std::vector<bool> on_io{std::this_thread::get_id() == io_thread};
+    for (int i = 0; i < 3; ++i) {
+      Lease lease = co_await lock.async_acquire(asio::use_awaitable);
+      on_io.push_back(std::this_thread::get_id() == io_thread);
+      co_await lease.async_release(asio::use_awaitable);
+      on_io.push_back(std::this_thread::get_id() == io_thread);
+    }
+    std::error_code ec;
+    lock.try_lock(ec);  // blocking: refused on the I/O thread
+    on_io.push_back(ec == errc::invalid_argument);
+    co_return on_io;
+  };
+  auto f = asio::co_spawn(get_executor(client), run(), asio::use_future);
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(f.get(), std::vector<bool>(8, true))
+      << "a resumption left the I/O thread, or a blocking call there was not refused";
+  client.close();
+  auto after_close =
+      asio::post(get_executor(client), asio::use_future([] { return 1; }));  // still runs
+  ASSERT_EQ(after_close.wait_for(10s), std::future_status::ready);
 }
 
 TEST(LockAsync, CoroutinesAcquireAndReleaseWithoutBlockingAThread) {
