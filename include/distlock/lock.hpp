@@ -249,9 +249,13 @@ class Lock {
  private:
   // A wait in whole milliseconds, rounded away from zero: up for a wait (a
   // 1 us wait must not become a zero wait), down for a negative one (which
-  // must stay negative, to be rejected, rather than become zero).
+  // must stay negative, to be rejected, rather than become zero). A wait
+  // too long for milliseconds (seconds::max()) saturates to
+  // milliseconds::max(), which waits as long as it takes.
   template <class Rep, class Period>
   static std::chrono::milliseconds ceil_ms(const std::chrono::duration<Rep, Period>& d) {
+    using Ms = std::chrono::duration<long double, std::milli>;
+    if (Ms(d) >= Ms(std::chrono::milliseconds::max())) return std::chrono::milliseconds::max();
     if (d < std::chrono::duration<Rep, Period>::zero()) {
       return std::chrono::floor<std::chrono::milliseconds>(d);
     }

@@ -31,9 +31,15 @@ inline void check_wait(milliseconds wait) {
   throw Error(o.ec, o.message.empty() ? std::string("lock failed") : o.message);
 }
 
+// nullopt (wait as long as it takes) for no wait, and for one so long that
+// now + wait would not fit the clock (milliseconds::max(), which a wait of
+// seconds::max() saturates to): that sum would overflow into the past.
 inline std::optional<Clock::time_point> deadline_after(std::optional<milliseconds> wait) {
   if (!wait) return std::nullopt;
-  return Clock::now() + *wait;
+  const auto now = Clock::now();
+  const auto room = std::chrono::duration_cast<milliseconds>(Clock::time_point::max() - now);
+  if (*wait >= room) return std::nullopt;
+  return now + *wait;
 }
 
 // Calls f(ec, what) and throws Error(ec, what) when it fails: how a throwing

@@ -9,6 +9,7 @@
 #include "runtime/identity.hpp"
 #include "runtime/watchdog.hpp"
 #include "sync/acquire_op.hpp"
+#include "sync/lock_args.hpp"
 #include "sync/lock_ops.hpp"
 #include "sync/lock_step.hpp"
 #include "sync/services.hpp"
@@ -93,8 +94,7 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
   auto state = std::make_shared<sync::Holding>(
       client, lock.keys(), client->client_id + ":" + runtime::random_token(), std::nullopt);
   client->watchdog.add(state);
-  std::optional<sync::Clock::time_point> deadline;
-  if (wait) deadline = sync::Clock::now() + *wait;
+  const std::optional<sync::Clock::time_point> deadline = sync::deadline_after(wait);
   auto op = std::make_shared<sync::AcquireOp>(
       *client, std::make_unique<sync::LockStep>(*client, state, 1), deadline,
       [state, r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))](sync::AcquireOutcome o) {

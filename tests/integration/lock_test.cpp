@@ -526,6 +526,54 @@ TEST(Lock, AnAcquireAnsweredAfterItsLeaseRanOutIsUndoneAndReportedAsATimeout) {
   other.lock("stale-acquire").unlock();
 }
 
+// A wait too long for the clock (seconds::max(), milliseconds::max()) waits
+// until the lock is free: now + wait must not overflow into the past and
+// turn into a single attempt.
+TEST(Lock, AWaitTooLongForTheClockWaitsForTheUnlockInsteadOfGivingUpAtOnce) {
+  RedisServer server;
+  Client holder(options_for(server));
+  Client waiter(options_for(server));
+  Lock held = holder.lock("endless");
+  auto waiting = [&] {
+    return eventually(
+        [&] {
+          return holder.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{endless}")
+                     .as_array()[1]
+                     .as_integer() > 0;
+        },
+        10s);
+  };
+
+  held.lock();
+  auto thread_owned = std::async(std::launch::async, [&] {
+    Lock lock = waiter.lock("endless");
+    const bool got = lock.try_lock_for(std::chrono::seconds::max());
+    if (got) lock.unlock();
+    return got;
+  });
+  EXPECT_TRUE(waiting()) << "try_lock_for(seconds::max()) gave up without waiting";
+  held.unlock();
+  ASSERT_EQ(thread_owned.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(thread_owned.get());
+
+  held.lock();
+  auto handle_owned = std::async(std::launch::async, [&] {
+    return waiter.lock("endless").try_acquire_for(std::chrono::milliseconds::max()).has_value();
+  });
+  EXPECT_TRUE(waiting()) << "try_acquire_for(milliseconds::max()) gave up without waiting";
+  held.unlock();
+  ASSERT_EQ(handle_owned.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(handle_owned.get());
+
+  held.lock();
+  auto async = waiter.lock("endless").async_try_acquire_for(std::chrono::milliseconds::max(),
+                                                            asio::use_future);
+  EXPECT_TRUE(waiting()) << "async_try_acquire_for(milliseconds::max()) gave up without waiting";
+  held.unlock();
+  ASSERT_EQ(async.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(async.get().has_value());
+}
+
 TEST(Lock, ScriptsAreLoadedOnConnectSoConcurrentFirstLocksSendNoEval) {
   RedisServer server;
   Client client(options_for(server));
