@@ -40,6 +40,8 @@ class Arg {
 }  // namespace detail
 
 class Lock;
+class ReadWriteLock;
+class SimpleLock;
 
 // A connection to one Redis deployment, shared by all threads of a process.
 //
@@ -108,6 +110,19 @@ class Client {
   // As lock(), but every acquisition also takes a fencing token: a number
   // that strictly increases across all holders of `name`.
   Lock fenced_lock(std::string name);
+
+  // The rest of the lock family (issue 11), each defined with its class:
+  // a FIFO fair lock with Lock's API (fair_lock.hpp), a read-write lock
+  // (read_write_lock.hpp) and the plain SET NX PX lock that other languages'
+  // libraries speak (simple_lock.hpp); the fenced_ forms also hand out
+  // fencing tokens (the write side, for the read-write lock). Cheap; no I/O.
+  // Throw Error(invalid_argument) for an empty name or one over 64 KiB.
+  Lock fair_lock(std::string name);
+  Lock fenced_fair_lock(std::string name);
+  ReadWriteLock read_write_lock(std::string name);
+  ReadWriteLock fenced_read_write_lock(std::string name);
+  SimpleLock simple_lock(std::string name);
+  SimpleLock fenced_simple_lock(std::string name);
 
   // Closes the connections, fails everything queued or in flight with
   // errc::closed, stops renewing leases (they then expire on the server after

@@ -14,7 +14,7 @@
 namespace distlock {
 
 namespace sync {
-struct LockKeys;
+class Primitive;
 struct Services;
 }  // namespace sync
 
@@ -241,10 +241,13 @@ class Lock {
 
   // Made by Client::lock() / Client::fenced_lock().
   Lock(std::shared_ptr<sync::Services> client, std::string name, bool fenced);
+  // A handle to another lock-like primitive with Lock's API (a fair lock, a
+  // read-write lock's side): made by the library.
+  Lock(std::shared_ptr<sync::Services> client, std::shared_ptr<const sync::Primitive> primitive);
 
   // The Client parts this lock uses (for the library's async operations).
   const std::shared_ptr<sync::Services>& services() const noexcept { return client_; }
-  const std::shared_ptr<const sync::LockKeys>& keys() const noexcept { return keys_; }
+  const std::shared_ptr<const sync::Primitive>& primitive() const noexcept { return primitive_; }
 
  private:
   // A wait in whole milliseconds, rounded away from zero: up for a wait (a
@@ -271,7 +274,7 @@ class Lock {
                        std::optional<std::chrono::milliseconds> lease);
 
   std::shared_ptr<sync::Services> client_;
-  std::shared_ptr<const sync::LockKeys> keys_;
+  std::shared_ptr<const sync::Primitive> primitive_;
 };
 
 }  // namespace distlock

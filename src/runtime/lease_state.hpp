@@ -20,7 +20,8 @@ namespace distlock::runtime {
 using Clock = std::chrono::steady_clock;
 
 // How the watchdog renews (or checks) a holding, whatever primitive made it:
-// all kinds go into the same batch calls of renew.lua.
+// all kinds go into the same batch calls of renew.lua, which has one branch
+// per kind (a new primitive with a new layout adds a kind and a branch).
 struct Renewal {
   enum class Kind : char {
     hash_field = 'h',    // `member` is a field of the hash `key` (a lock's owner)
@@ -29,6 +30,9 @@ struct Renewal {
   Kind kind = Kind::hash_field;
   std::string key;
   std::string member;
+  // A second key the kind's branch reads or extends, in `key`'s slot; empty
+  // when the kind uses one key.
+  std::string key2;
 };
 
 class LeaseState {

@@ -1,5 +1,6 @@
 #include "runtime/watchdog.hpp"
 
+#include <array>
 #include <atomic>
 #include <map>
 #include <string_view>
@@ -31,6 +32,14 @@ namespace {
 
 using Reason = LeaseLostEvent::Reason;
 
+// Every char value, so a Renewal::Kind can be viewed as a one-character
+// script argument without allocating.
+constexpr auto kKindChars = [] {
+  std::array<char, 256> all{};
+  for (int i = 0; i < 256; ++i) all[static_cast<std::size_t>(i)] = static_cast<char>(i);
+  return all;
+}();
+
 // One renewal script call: owns its leases and arguments until the reply.
 class RenewCall final : public net::Completion {
  public:
@@ -43,12 +52,13 @@ class RenewCall final : public net::Completion {
         sent_(sent),
         check_only_(check_only),
         failures_(std::move(failures)) {
-    keys_.reserve(leases_.size());
+    keys_.reserve(leases_.size() * 2);
     args_.reserve(leases_.size() * 3);
     for (const auto& l : leases_) {
       const Renewal& r = l->renewal;
       keys_.push_back(r.key);
-      args_.push_back(r.kind == Renewal::Kind::hash_field ? std::string_view("h") : "s");
+      keys_.push_back(r.key2.empty() ? std::string_view(r.key) : std::string_view(r.key2));
+      args_.push_back(std::string_view(&kKindChars[static_cast<unsigned char>(r.kind)], 1));
       args_.push_back(r.member);
       args_.push_back(check_only_ ? std::string_view("0") : std::string_view(l->ttl_text));
     }

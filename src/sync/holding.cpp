@@ -3,17 +3,17 @@
 namespace distlock::sync {
 
 Holding::Holding(std::shared_ptr<Services> s,
-                 std::shared_ptr<const LockKeys> k,
+                 std::shared_ptr<const Primitive> p,
                  std::string o,
                  std::optional<std::chrono::milliseconds> lease)
-    : runtime::LeaseState(k->name,
+    : runtime::LeaseState(p->name(),
                           o,
                           lease.value_or(s->options.watchdog_timeout),
                           !lease.has_value(),
-                          runtime::Renewal{runtime::Renewal::Kind::hash_field, k->name, o},
+                          p->renewal(o),
                           s->options.clock_drift_factor,
                           &s->options.on_lease_lost),
       services(std::move(s)),
-      keys(std::move(k)) {}
+      primitive(std::move(p)) {}
 
 }  // namespace distlock::sync

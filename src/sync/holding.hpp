@@ -1,6 +1,6 @@
 // A holding as the primitives see it: the generic LeaseState (what the
 // watchdog renews and the holder reads) plus the Client services that keep it
-// alive and release it, and the keys of the lock it holds.
+// alive and release it, and the primitive it holds.
 #pragma once
 
 #include <chrono>
@@ -9,23 +9,22 @@
 #include <string>
 
 #include "runtime/lease_state.hpp"
-#include "sync/lock_keys.hpp"
+#include "sync/primitive.hpp"
 #include "sync/services.hpp"
 
 namespace distlock::sync {
 
-class Holding final : public runtime::LeaseState {
+class Holding : public runtime::LeaseState {
  public:
-  // A holding of the lock `keys` by `owner`, renewed as the hash field
-  // `owner` of the lock's key; a fixed `lease`, or the watchdog lease when
-  // none.
+  // A holding of `primitive` by `owner` (the id on the server), renewed as
+  // the primitive says; a fixed `lease`, or the watchdog lease when none.
   Holding(std::shared_ptr<Services> services,
-          std::shared_ptr<const LockKeys> keys,
+          std::shared_ptr<const Primitive> primitive,
           std::string owner,
           std::optional<std::chrono::milliseconds> lease);
 
   const std::shared_ptr<Services> services;
-  const std::shared_ptr<const LockKeys> keys;
+  const std::shared_ptr<const Primitive> primitive;
 };
 
 // Every state behind a Lease is a Holding: the sync layer makes them all.

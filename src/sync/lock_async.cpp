@@ -9,9 +9,9 @@
 #include "runtime/identity.hpp"
 #include "runtime/watchdog.hpp"
 #include "sync/acquire_op.hpp"
+#include "sync/holding_step.hpp"
 #include "sync/lock_args.hpp"
 #include "sync/lock_ops.hpp"
-#include "sync/lock_step.hpp"
 #include "sync/services.hpp"
 
 namespace distlock::detail {
@@ -91,12 +91,14 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
     return std::make_shared<AsyncAcquireOp>(std::weak_ptr<sync::AcquireOp>());
   }
   const auto& client = lock.services();
+  const auto& primitive = lock.primitive();
   auto state = std::make_shared<sync::Holding>(
-      client, lock.keys(), client->client_id + ":" + runtime::random_token(), std::nullopt);
+      client, primitive, primitive->owner_for(client->client_id + ":" + runtime::random_token()),
+      std::nullopt);
   client->watchdog.add(state);
   const std::optional<sync::Clock::time_point> deadline = sync::deadline_after(wait);
   auto op = std::make_shared<sync::AcquireOp>(
-      *client, std::make_unique<sync::LockStep>(*client, state, 1), deadline,
+      *client, primitive->acquire_step(*client, state, 1), deadline,
       [state, r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))](sync::AcquireOutcome o) {
         if (o.acquired) return r->complete({}, Lease(state));
         state->services->watchdog.remove(state.get());

@@ -4,12 +4,6 @@
 #include "topology/slot.hpp"
 
 namespace distlock::sync {
-namespace {
-
-constexpr std::size_t kMaxName = 64 * 1024;
-
-}  // namespace
-
 std::string fence_key_for(const std::string& name) {
   using topology::key_slot;
   const std::string redisson = "redisson_lock_token:{" + name + "}";
@@ -29,17 +23,26 @@ std::string fence_key_for(const std::string& name) {
   }
 }
 
-LockKeys::LockKeys(std::string lock_name, bool fenced) : name(std::move(lock_name)) {
-  if (name.empty()) throw Error(errc::invalid_argument, "lock name is empty");
-  if (name.size() > kMaxName) {
-    throw Error(errc::invalid_argument, "lock name is " + std::to_string(name.size()) +
-                                            " bytes; at most 65536 are allowed");
-  }
+std::string redisson_channel(std::string_view prefix, const std::string& name) {
   // Redisson's RedissonObject.prefixName: braces only when the name has none,
   // so both sides hear each other's unlocks for names like "{tenant}:job".
-  channel = name.find('{') == std::string::npos ? "redisson_lock__channel:{" + name + "}"
-                                                : "redisson_lock__channel:" + name;
+  std::string channel(prefix);
+  if (name.find('{') == std::string::npos) {
+    channel += ":{" + name + "}";
+  } else {
+    channel += ":" + name;
+  }
+  return channel;
+}
+
+LockKeys::LockKeys(std::string lock_name, bool fenced)
+    : Primitive(std::move(lock_name), "lock"),
+      channel(redisson_channel("redisson_lock__channel", name)) {
   if (fenced) fence = fence_key_for(name);
+}
+
+runtime::Renewal LockKeys::renewal(const std::string& owner) const {
+  return {runtime::Renewal::Kind::hash_field, name, owner, {}};
 }
 
 }  // namespace distlock::sync

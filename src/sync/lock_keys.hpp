@@ -1,18 +1,41 @@
-// The Redis keys and channel one lock uses (Redisson's RLock layout).
+// The reentrant lock as a Primitive: its keys and channel (Redisson's RLock
+// layout), acquire.lua to take it, release.lua to release it.
 #pragma once
 
 #include <string>
 
+#include "sync/primitive.hpp"
+
 namespace distlock::sync {
 
-struct LockKeys {
+class LockKeys final : public Primitive {
+ public:
   // Validates `name` (non-empty, at most 64 KiB); throws Error(invalid_argument).
   LockKeys(std::string name, bool fenced);
 
-  std::string name;     // the lock hash's key
+  const std::string& name = Primitive::name();  // the lock hash's key
   std::string channel;  // redisson_lock__channel:{name}, or :name when it has a '{'
   std::string fence;    // fencing counter key; empty unless fenced
+
+  std::string_view route_key() const override { return name; }
+  std::string_view kind() const override { return "lock"; }
+  bool fenced() const override { return !fence.empty(); }
+  std::unique_ptr<HoldingStep> acquire_step(Services& client,
+                                            std::shared_ptr<Holding> state,
+                                            std::uint32_t count_after) const override;
+  runtime::Renewal renewal(const std::string& owner) const override;
+  const script::Script& release_script() const override;
+  void release_args(const Holding& state,
+                    std::string_view expected,
+                    ReleaseArgs& out) const override;
+
+ protected:
+  std::string_view unlock_channel() const override { return channel; }
 };
+
+// The channel Redisson's locks publish unlocks on for `name`:
+// "redisson_lock__channel:{name}", or ":name" when the name has a '{'.
+std::string redisson_channel(std::string_view prefix, const std::string& name);
 
 // The fencing counter's key for `name`: "redisson_lock_token:{name}" (as
 // Redisson's fenced lock) whenever that hashes to the same cluster slot as

@@ -5,26 +5,19 @@
 #include "distlock/error.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/watchdog.hpp"
-#include "script/scripts.hpp"
 #include "sync/acquire_op.hpp"
-#include "sync/lock_step.hpp"
+#include "sync/holding_step.hpp"
 
 namespace distlock::sync {
-namespace {
-
-constexpr std::string_view kUnlockMessage = "0";
-
-}  // namespace
-
 ReleaseCall::ReleaseCall(const Holding& state, std::uint32_t expected, net::Completion* next)
-    : expected_(std::to_string(expected)), next_(next) {
-  keys_[0] = state.keys->name;
-  args_ = {state.ttl_text, state.owner, expected_, state.keys->channel, kUnlockMessage};
-  name_ = state.keys->name;
+    : state_(state), expected_(std::to_string(expected)), next_(next) {
+  state.primitive->release_args(state, expected_, args_);
 }
 
 std::error_code ReleaseCall::start(topology::Topology& topology) {
-  return topology.call(call_, name_, script::scripts().release, keys_, args_, this);
+  const Primitive& p = *state_.primitive;
+  return topology.call(call_, p.route_key(), p.release_script(), args_.key_span(), args_.arg_span(),
+                       this);
 }
 
 void ReleaseCall::complete(std::error_code ec, Value reply) {
@@ -67,8 +60,8 @@ AcquireOutcome acquire_blocking(Services& client,
   const bool fresh = !state->active.load();
   if (fresh) client.watchdog.add(state);
   net::Event done;
-  auto step = std::make_unique<LockStep>(client, state, count_after);
-  LockStep& lock_step = *step;
+  std::unique_ptr<HoldingStep> step = state->primitive->acquire_step(client, state, count_after);
+  HoldingStep& holding_step = *step;
   auto op =
       std::make_shared<AcquireOp>(client, std::move(step), deadline, [&](AcquireOutcome outcome) {
         result = std::move(outcome);
@@ -77,7 +70,7 @@ AcquireOutcome acquire_blocking(Services& client,
   op->start();
   done.wait();
   if (fresh && !result.acquired) client.watchdog.remove(state.get());
-  if (cleanup != nullptr) *cleanup = lock_step.cleanup();
+  if (cleanup != nullptr) *cleanup = holding_step.cleanup();
   return result;
 }
 

@@ -2,7 +2,6 @@
 // a release whose outcome is not known yet, settled in the background.
 #pragma once
 
-#include <array>
 #include <asio/steady_timer.hpp>
 #include <condition_variable>
 #include <memory>
@@ -30,11 +29,12 @@ AcquireOutcome acquire_blocking(Services& client,
                                 std::optional<Clock::time_point> deadline,
                                 std::shared_ptr<PendingRelease>* cleanup = nullptr);
 
-// Result codes of release.lua.
+// Result codes of every release script (release.lua's).
 enum class ReleaseResult { not_held = -1, decremented = 0, released = 1, mismatch = 2 };
 
-// One release.lua call of `expected` holds of `state`, forwarding its outcome
-// to `next`; its arguments live as long as it does.
+// One release call (the primitive's release script) of `expected` holds of
+// `state`, forwarding its outcome to `next`; its arguments live as long as it
+// does, and `state` must outlive it.
 class ReleaseCall final : public net::Completion {
  public:
   ReleaseCall(const Holding& state, std::uint32_t expected, net::Completion* next);
@@ -43,10 +43,9 @@ class ReleaseCall final : public net::Completion {
   void complete(std::error_code ec, Value reply) override;
 
  private:
+  const Holding& state_;
   std::string expected_;
-  std::string name_;
-  std::array<std::string_view, 1> keys_;
-  std::array<std::string_view, 5> args_;
+  ReleaseArgs args_;
   std::optional<script::ScriptCall> call_;
   net::Completion* next_;
 };

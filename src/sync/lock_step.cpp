@@ -1,16 +1,23 @@
 #include "sync/lock_step.hpp"
 
 #include "distlock/error.hpp"
-#include "runtime/watchdog.hpp"
 #include "script/scripts.hpp"
-#include "sync/lock_ops.hpp"
+#include "sync/lock_keys.hpp"
 
 namespace distlock::sync {
+namespace {
 
-LockStep::LockStep(Services& client, std::shared_ptr<Holding> state, std::uint32_t count_after)
-    : client_(client), state_(std::move(state)), count_after_(count_after) {
-  keys_ = {state_->keys->name, state_->keys->fence};
-  key_count_ = state_->keys->fence.empty() ? 1 : 2;
+constexpr std::string_view kUnlockMessage = "0";
+
+}  // namespace
+
+LockStep::LockStep(Services& client,
+                   const LockKeys& keys,
+                   std::shared_ptr<Holding> state,
+                   std::uint32_t count_after)
+    : HoldingStep(client, std::move(state), count_after), lock_(keys) {
+  keys_ = {lock_.name, lock_.fence};
+  key_count_ = lock_.fence.empty() ? 1 : 2;
   args_ = {state_->ttl_text, state_->owner};
 }
 
@@ -24,10 +31,6 @@ std::span<const std::string_view> LockStep::keys() const {
 
 std::span<const std::string_view> LockStep::args() const {
   return args_;
-}
-
-std::string_view LockStep::route_key() const {
-  return state_->keys->name;
 }
 
 Attempt LockStep::interpret(const Value& reply) const {
@@ -52,29 +55,31 @@ Attempt interpret_acquire_reply(const Value& reply) {
   return Attempt::failed(errc::protocol_error, "unexpected acquire reply " + reply.to_string());
 }
 
-void LockStep::acquired(const Attempt& attempt, Clock::time_point sent) {
-  // A re-entry keeps the holding's token.
-  if (!state_->active.load()) state_->fencing_token = attempt.token;
-  state_->confirm(sent);
-  state_->active = true;
-  client_.watchdog.activated(*state_);
-}
-
-void LockStep::undo() {
-  // Releasing with the count this acquire would have produced removes exactly
-  // the holding it made, and nothing when it did not run (the count differs).
-  // It is sent until the server answers: a cleanup lost too would leave a
-  // hold the owner does not know of (issue 8).
-  cleanup_ = PendingRelease::start(client_, state_, count_after_, false, false);
-}
-
 std::string_view LockStep::channel() const {
-  return state_->keys->channel;
+  return lock_.channel;
 }
 
-std::chrono::milliseconds LockStep::fallback() const {
-  // A holder without TTL is re-checked every third of our lease.
-  return std::chrono::milliseconds(state_->ttl.count() / 3 + 1);
+// --- LockKeys' acquire and release ---------------------------------------------
+
+std::unique_ptr<HoldingStep> LockKeys::acquire_step(Services& client,
+                                                    std::shared_ptr<Holding> state,
+                                                    std::uint32_t count_after) const {
+  return std::make_unique<LockStep>(client, *this, std::move(state), count_after);
+}
+
+const script::Script& LockKeys::release_script() const {
+  return script::scripts().release;
+}
+
+void LockKeys::release_args(const Holding& state,
+                            std::string_view expected,
+                            ReleaseArgs& out) const {
+  out.key(name);
+  out.arg(state.ttl_text);
+  out.arg(state.owner);
+  out.arg(expected);
+  out.arg(channel);
+  out.arg(kUnlockMessage);
 }
 
 }  // namespace distlock::sync

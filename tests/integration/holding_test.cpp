@@ -51,10 +51,10 @@ TEST(Holding, TheWatchdogRenewsTwoKindsWithTwoLeaseLengthsInOneBatchCall) {
   // Generic holdings: the watchdog needs nothing of the primitive.
   auto hash = std::make_shared<LeaseState>(
       "held:hash", "owner-a", 3000ms, true,
-      Renewal{Renewal::Kind::hash_field, "held:hash", "owner-a"}, 0.01, nullptr);
+      Renewal{Renewal::Kind::hash_field, "held:hash", "owner-a", {}}, 0.01, nullptr);
   auto string = std::make_shared<LeaseState>(
       "held:string", "token-b", 6000ms, true,
-      Renewal{Renewal::Kind::string_value, "held:string", "token-b"}, 0.01, nullptr);
+      Renewal{Renewal::Kind::string_value, "held:string", "token-b", {}}, 0.01, nullptr);
   for (const auto& s : {hash, string}) {
     impl->watchdog().add(s);
     s->confirm(runtime::Clock::now());
