@@ -156,12 +156,17 @@ TEST(FairLock, AWaiterGetsTheLockRightAfterAnUnlockNotOnExpiry) {
   held.lock(10min);  // only the handoff can explain a waiter getting in
   Lock waiter = b.fair_lock("fair-handoff");
   auto got = std::async(std::launch::async, [&] {
-    const bool in = waiter.try_lock_for(60s);  // the watchdog lease: taken from the grant
+    // The watchdog lease: taken from the grant. Its wait outlasts the bound
+    // below, so no last attempt at its deadline can explain getting in.
+    const bool in = waiter.try_lock_for(10min);
     if (in) waiter.unlock();
     return in;
   });
   await_queued(a, "fair-handoff", 1);
   held.unlock();
+  const bool handed = got.wait_for(30s) == std::future_status::ready;
+  if (!handed) b.close();  // ends the wait (it then throws closed)
+  ASSERT_TRUE(handed) << "the unlock did not hand the lock to the waiter";
   EXPECT_TRUE(got.get());
 }
 
@@ -173,13 +178,16 @@ TEST(FairLock, AWaiterWithAFixedLeaseGetsItAfterAnUnlockWithItsOwnLease) {
   held.lock(10min);
   Lock waiter = b.fair_lock("fair-fixed");
   auto got = std::async(std::launch::async, [&] {
-    auto lease = waiter.try_acquire_for(60s, 5min);
+    auto lease = waiter.try_acquire_for(10min, 5min);
     return lease ? std::optional<std::chrono::milliseconds>(
                        b.fair_lock("fair-fixed").remaining_ttl().value_or(0ms))
                  : std::nullopt;
   });
   await_queued(a, "fair-fixed", 1);
   held.unlock();
+  const bool handed = got.wait_for(30s) == std::future_status::ready;
+  if (!handed) b.close();  // ends the wait (it then throws closed)
+  ASSERT_TRUE(handed) << "the unlock did not hand the lock to the waiter";
   const auto ttl = got.get();
   ASSERT_TRUE(ttl.has_value()) << "the waiter did not get the lock after the unlock";
   // The grant's TTL is the waiter's liveness (2 s); the waiter's own lease
