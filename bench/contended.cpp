@@ -151,7 +151,8 @@ void run_contended(const Config& config,
                    const std::string& self,
                    int procs,
                    int threads,
-                   const std::string& records) {
+                   const std::string& records,
+                   bool fair) {
   distlock::Client client(config.uri());
   const std::string name = "bench:c:" + std::to_string(getpid());
   const std::string counter = name + ":counter";
@@ -161,15 +162,32 @@ void run_contended(const Config& config,
   const std::int64_t start_at = now_ns() + 1'500'000'000;
   std::vector<pid_t> pids;
   std::vector<std::string> files;
+  const std::string mode = fair ? "fair" : "lock";
   const std::string exe = self_path(self);
   for (int p = 0; p < procs; ++p) {
     files.push_back("/tmp/distlock-bench-" + std::to_string(getpid()) + "-" + std::to_string(p) +
                     ".rec");
-    pids.push_back(
-        spawn(exe, {"contended-child", "--host", config.host, "--port", std::to_string(config.port),
-                    "--name", name, "--counter", counter, "--threads", std::to_string(threads),
-                    "--proc", std::to_string(p), "--start-at", std::to_string(start_at),
-                    "--seconds", std::to_string(config.seconds), "--out", files.back()}));
+    pids.push_back(spawn(exe, {"contended-child",
+                               "--host",
+                               config.host,
+                               "--port",
+                               std::to_string(config.port),
+                               "--name",
+                               name,
+                               "--counter",
+                               counter,
+                               "--threads",
+                               std::to_string(threads),
+                               "--proc",
+                               std::to_string(p),
+                               "--start-at",
+                               std::to_string(start_at),
+                               "--seconds",
+                               std::to_string(config.seconds),
+                               "--out",
+                               files.back(),
+                               "--lock",
+                               mode}));
   }
   const bool children_ok =
       wait_children(pids, start_at + static_cast<std::int64_t>((config.seconds + 60) * 1e9));
@@ -191,7 +209,7 @@ void run_contended(const Config& config,
   client.command("DEL", counter);
   JsonLine line;
   line.add("scenario", "contended")
-      .add("lib", "distlock")
+      .add("lib", fair ? "distlock-fair" : "distlock")
       .add("procs", procs)
       .add("threads_per_proc", threads)
       .add("seconds", config.seconds);
@@ -218,7 +236,8 @@ int run_contended_child(const Config& config, const Args& args) {
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       auto& mine = per_thread[static_cast<std::size_t>(t)];
-      distlock::Lock lock = client.lock(name);
+      distlock::Lock lock =
+          args.str("lock", "lock") == "fair" ? client.fair_lock(name) : client.lock(name);
       while (now_ns() < start_at) std::this_thread::sleep_for(std::chrono::microseconds(200));
       try {
         for (int i = 0; i < 10'000'000 && now_ns() < end_at; ++i) {

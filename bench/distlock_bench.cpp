@@ -5,7 +5,7 @@
 //   distlock-bench ping         --port P [--seconds S]
 //   distlock-bench uncontended  --port P [--seconds S] [--threads 1,16,64] [--fenced]
 //   distlock-bench contended    --port P [--seconds S] [--procs 2] [--threads 8]
-//                               [--records FILE]
+//                               [--records FILE] [--fair]
 //   distlock-bench watchdog     --port P [--seconds 15] [--leases 10000]
 //                               [--watchdog-ms 3000]
 //   distlock-bench async        --port P [--seconds S] [--coroutines 256]
@@ -273,7 +273,8 @@ int main(int argc, char** argv) {
     } else if (scenario == "contended") {
       config.seconds = args.real("seconds", 10);
       db::run_contended(config, "/proc/self/exe", static_cast<int>(args.num("procs", 2)),
-                        static_cast<int>(args.num("threads", 8)), args.str("records", ""));
+                        static_cast<int>(args.num("threads", 8)), args.str("records", ""),
+                        args.has("fair"));
     } else if (scenario == "contended-child") {
       config.seconds = args.real("seconds", 10);
       return db::run_contended_child(config, args);

@@ -39,11 +39,13 @@ void run_async(const Config& config, int coroutines, const std::string& executor
 // `procs` processes x `threads` threads on ONE name; a non-atomic counter in
 // Redis is incremented under the lock. Raw acquisitions go to `records`
 // when it is not empty. `self` is this program's path (children re-run it).
+// With `fair`, through Client::fair_lock (lib "distlock-fair").
 void run_contended(const Config& config,
                    const std::string& self,
                    int procs,
                    int threads,
-                   const std::string& records);
+                   const std::string& records,
+                   bool fair = false);
 // One child process of run_contended (the hidden subcommand).
 int run_contended_child(const Config& config, const Args& args);
 

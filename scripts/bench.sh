@@ -217,6 +217,8 @@ log "PING round trip of one Client"
 run "$dlb" ping --port "$port" --seconds "$unc_s"
 log "contended: distlock"
 run "$dlb" contended --port "$port" --seconds "$cont_s" --procs 2 --threads 8
+log "contended: distlock fair lock"
+run "$dlb" contended --port "$port" --seconds "$cont_s" --procs 2 --threads 8 --fair
 for lib in redlock semaphore; do
   log "contended: node $lib"
   meta=$("${client_pin[@]}" node bench/peers/node_bench.js contended --lib "$lib" --port "$port" \

@@ -6,6 +6,7 @@
 #include "distlock/client_async.hpp"
 #include "distlock/client_options.hpp"
 #include "distlock/error.hpp"
+#include "distlock/fair_lock.hpp"
 #include "distlock/fencing.hpp"
 #include "distlock/lease.hpp"
 #include "distlock/lock.hpp"

@@ -26,6 +26,10 @@ struct Renewal {
   enum class Kind : char {
     hash_field = 'h',    // `member` is a field of the hash `key` (a lock's owner)
     string_value = 's',  // `key` holds the string `member` (a SET NX lock's token)
+    // `member` waits in the zset `key` (a fair lock waiter's place): renewing
+    // moves its liveness deadline to the server's TIME + the lease, and keeps
+    // the zset and the queue `key2` alive at least that long.
+    queue_place = 'q',
   };
   Kind kind = Kind::hash_field;
   std::string key;

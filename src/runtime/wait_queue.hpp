@@ -26,6 +26,13 @@ class Waiter {
   // called while the waiter has an attempt in flight; it then retries as soon
   // as that attempt comes back contended.
   virtual void wake() = 0;
+  // A message on its channel chose this waiter: by default, wake(). A waiter
+  // whose channel is its own (a fair lock's, whose release publishes the
+  // grant there) reads the payload instead of retrying (issue 11).
+  virtual void message(std::string_view payload) {
+    (void)payload;
+    wake();
+  }
   // Finish with this error (the Client is closing, or the server refused the
   // subscription).
   virtual void fail(std::error_code ec, std::string message) = 0;

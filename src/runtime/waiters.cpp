@@ -105,7 +105,7 @@ void Waiters::on_message(const std::string& channel, std::string_view payload) {
   auto it = channels_.find(channel);
   if (it == channels_.end()) return;
   // Each woken waiter may remove itself (and so the channel) at once.
-  for (auto& w : it->second.waiters.on_message(payload)) w->wake();
+  for (auto& w : it->second.waiters.on_message(payload)) w->message(payload);
 }
 
 void Waiters::on_connected(bool reconnected) {

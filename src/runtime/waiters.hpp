@@ -30,7 +30,8 @@ class Waiters {
   // Removes it; unsubscribes when it was the last one. A signal it had not
   // acted on passes to the next waiter, so no unlock message is wasted.
   void remove(const std::string& channel, Waiter* waiter, bool pass_signal);
-  // A message on `channel`: wakes the waiters it is for (see WaitQueue).
+  // A message on `channel`: hands it to the waiters it is for (see
+  // WaitQueue), through Waiter::message (which wakes them by default).
   void on_message(const std::string& channel, std::string_view payload);
   // The pub/sub connection came (back) up: resubscribe every channel and wake
   // every waiter, since messages may have been lost while it was down.

@@ -13,6 +13,8 @@ struct Scripts {
   Script renew;
   Script force_release;
   Script fenced_write;
+  Script fair_acquire;
+  Script fair_release;
 };
 
 // Every script, for the connection handshake's SCRIPT LOAD.

@@ -135,6 +135,12 @@ AcquireLoop::Actions AcquireLoop::on_wake(bool message) {
   return a;
 }
 
+AcquireLoop::Actions AcquireLoop::on_granted(const Attempt& granted) {
+  if (finished_) return {};
+  if (in_flight_) return on_wake(true);
+  return finish({{}, {}, true, granted.token});
+}
+
 AcquireLoop::Actions AcquireLoop::on_timer() {
   if (finished_ || !sleeping_) return {};
   sleeping_ = false;

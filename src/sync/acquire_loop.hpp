@@ -72,6 +72,10 @@ class AcquireLoop {
   // A wake-up: `message` true for a message meant for this waiter, false
   // when the subscription was (re)confirmed.
   Actions on_wake(bool message);
+  // A message handed the holding over (AcquireStep::interpret_message): done,
+  // acquired, when no attempt is in flight; otherwise as on_wake(true) (the
+  // attempt's reply, or the retry after it, finds the holding).
+  Actions on_granted(const Attempt& granted);
   // The sleep ended.
   Actions on_timer();
   // Ends the operation with `ec` (the Client closing, the server refusing

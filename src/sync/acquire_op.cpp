@@ -66,6 +66,7 @@ void AcquireOp::run(AcquireLoop::Actions a) {
     });
   }
   if (a.done) {
+    step_->finished(a.done->acquired);
     auto done = std::move(done_);
     // The connection still points at call_ while an attempt is in flight.
     if (!loop_.in_flight()) self_.reset();
@@ -98,6 +99,7 @@ void AcquireOp::complete(std::error_code ec, Value reply) {
   }
   const bool was_finished = loop_.finished();
   if (attempt.kind == Attempt::Kind::acquired && !was_finished) step_->acquired(attempt, sent_);
+  if (attempt.kind == Attempt::Kind::contended && !was_finished) step_->contended(sent_);
   run(loop_.on_reply(attempt, now));
   // Finished before this reply came: the op may go now.
   if (was_finished) self_.reset();
@@ -105,6 +107,19 @@ void AcquireOp::complete(std::error_code ec, Value reply) {
 
 void AcquireOp::wake() {
   run(loop_.on_wake(signaled));
+}
+
+void AcquireOp::message(std::string_view payload) {
+  if (!loop_.in_flight() && !loop_.finished()) {
+    auto granted = step_->interpret_message(payload);
+    // A grant whose lease may already be over is not believed: the retry
+    // below reads the server's state instead.
+    if (granted && Clock::now() - granted->since < step_->validity()) {
+      step_->acquired(granted->attempt, granted->since);
+      return run(loop_.on_granted(granted->attempt));
+    }
+  }
+  wake();
 }
 
 void AcquireOp::fail(std::error_code ec, std::string message) {

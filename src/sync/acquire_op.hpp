@@ -49,6 +49,9 @@ class AcquireOp final : public net::Completion,
   AcquireStep& step() noexcept { return *step_; }
 
   void wake() override;
+  // A grant on the step's channel completes the op without another attempt
+  // (AcquireStep::interpret_message); any other message wakes it.
+  void message(std::string_view payload) override;
   void fail(std::error_code ec, std::string message) override;
   void complete(std::error_code ec, Value reply) override;
 

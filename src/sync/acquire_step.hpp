@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -18,6 +19,14 @@ struct Script;
 }
 
 namespace distlock::sync {
+
+// A message on the step's channel that hands it the holding (a fair lock's
+// grant): the acquired attempt, and when its lease counts from (the latest
+// moment the step knows to be no later than when the server made the grant).
+struct Granted {
+  Attempt attempt;
+  Clock::time_point since;
+};
 
 class AcquireStep {
  public:
@@ -48,6 +57,21 @@ class AcquireStep {
   // holding that is already over: it is undone and reported as a timeout,
   // never handed out as a lease that is invalid from the start.
   virtual std::chrono::nanoseconds validity() const { return std::chrono::nanoseconds::max(); }
+
+  // Optional hooks (issue 11, the fair lock; the defaults do nothing).
+  // A message on channel() with `payload`, while no attempt is in flight:
+  // a Granted when it hands the step the holding without another attempt
+  // (then acquired() follows with its `since`); nullopt just retries.
+  virtual std::optional<Granted> interpret_message(std::string_view payload) const {
+    (void)payload;
+    return std::nullopt;
+  }
+  // An attempt sent at `sent` came back contended. I/O thread.
+  virtual void contended(Clock::time_point sent) { (void)sent; }
+  // The operation finished (exactly once, before its outcome is delivered):
+  // `acquired` false for a timeout, an error or a cancellation. Any attempt
+  // sent earlier is ahead of whatever this sends on the same connection.
+  virtual void finished(bool acquired) { (void)acquired; }
 };
 
 }  // namespace distlock::sync

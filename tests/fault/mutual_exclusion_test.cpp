@@ -59,5 +59,44 @@ TEST(MutualExclusion, FourProcessesOfEightThreadsForTenSecondsNeverOverlapAndTok
   std::filesystem::remove_all(dir);
 }
 
+TEST(MutualExclusion, TwoProcessesOfEightThreadsOnFairLocksForFiveSecondsNeverOverlap) {
+  RedisServer server;
+  const std::string dir = test::make_temp_dir("distlock-fault-");
+  std::vector<std::unique_ptr<Worker>> workers;
+  std::vector<std::filesystem::path> files;
+  for (int p = 0; p < 2; ++p) {
+    files.push_back(dir + "/fair-" + std::to_string(p) + ".history");
+    // 8 threads on 2 fenced fair locks, 10 s watchdog lease, 5 s command timeout, 5 s run.
+    workers.push_back(std::make_unique<Worker>(std::vector<std::string>{
+        DISTLOCK_FAULT_WORKER, "history-fair", server.uri(), std::to_string(p + 1), "8", "2",
+        files.back().string(), "10000", "5000", "5000"}));
+  }
+  long ops = 0;
+  long increments = 0;
+  for (auto& w : workers) {
+    const auto line = w->read_line(60s);
+    ASSERT_TRUE(line.has_value()) << "a worker did not finish";
+    ops += std::stol(field(*line, "ops"));
+    increments += std::stol(field(*line, "increments"));
+    EXPECT_EQ(field(*line, "errors"), "0");
+    EXPECT_EQ(field(*line, "lost"), "0");
+    const auto status = w->process().wait_for_exit(30s);
+    ASSERT_TRUE(status.has_value());
+    EXPECT_EQ(*status, 0) << test::describe_wait_status(*status);
+  }
+  const auto records = test::read_history(files);
+  ASSERT_EQ(records.size(), static_cast<std::size_t>(ops));
+  const auto result = check_and_print("fair: 2 processes x 8 threads", records);
+  EXPECT_TRUE(result.ok()) << result.report();
+  EXPECT_GT(ops, 100) << "too few holds to prove anything";
+  long long counted = 0;
+  for (int n = 0; n < 2; ++n) {
+    const std::string v = server.cli({"GET", "counter:mx:" + std::to_string(n)});
+    counted += v.empty() ? 0 : std::stoll(v);
+  }
+  EXPECT_EQ(counted, increments);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace distlock::fault

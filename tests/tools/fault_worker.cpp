@@ -22,6 +22,9 @@
 //     paused, ...) are counted, never fatal. Prints "done ops=N errors=E
 //     lost=L increments=I" where increments counts GET+SET pairs that both
 //     succeeded.
+//
+//   distlock_fault_worker history-fair ARGS...
+//     As history, on fenced fair locks (Client::fenced_fair_lock).
 #include <signal.h>
 
 #include <algorithm>
@@ -195,12 +198,13 @@ void history_thread(distlock::Client& client,
                     int thread,
                     int names,
                     const std::atomic<bool>& stop,
-                    Totals& totals) {
+                    Totals& totals,
+                    bool fair) {
   std::mt19937 rng(static_cast<unsigned>(process * 1000 + thread));
   const bool thread_owned = thread % 2 == 0;
   while (!stop.load()) {
     const std::string name = "mx:" + std::to_string(rng() % static_cast<unsigned>(names));
-    distlock::Lock lock = client.fenced_lock(name);
+    distlock::Lock lock = fair ? client.fenced_fair_lock(name) : client.fenced_lock(name);
     std::error_code ec;
     std::optional<distlock::Lease> lease;
     if (thread_owned) {
@@ -243,7 +247,7 @@ void history_thread(distlock::Client& client,
   }
 }
 
-int history_mode(const std::vector<std::string>& args) {
+int history_mode(const std::vector<std::string>& args, bool fair) {
   if (args.size() != 8) {
     std::fprintf(stderr,
                  "usage: history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS "
@@ -275,7 +279,7 @@ int history_mode(const std::vector<std::string>& args) {
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back(
-        [&, t] { history_thread(client, history, process, t, names, stop, totals); });
+        [&, t] { history_thread(client, history, process, t, names, stop, totals, fair); });
   }
   {
     std::unique_lock lock(mutex);
@@ -307,7 +311,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
   try {
     if (mode == "hold-fenced") return hold_fenced(args);
-    if (mode == "history") return history_mode(args);
+    if (mode == "history") return history_mode(args, false);
+    if (mode == "history-fair") return history_mode(args, true);
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
   } catch (const std::exception& e) {

@@ -3,6 +3,14 @@
 // the distributed lock NAME. Exit status 0 when every increment was done.
 //
 //   distlock_lock_worker URI NAME COUNTER THREADS INCREMENTS
+//
+// Or a fair lock's waiter that a test SIGKILLs while it waits in line: its
+// Client (watchdog lease WATCHDOG_MS, which is also its place's liveness
+// lease) waits for the fair lock NAME; should it get it, it prints
+// "acquired" and exits 0.
+//
+//   distlock_lock_worker fair-wait URI NAME WATCHDOG_MS
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -12,7 +20,27 @@
 
 #include "distlock/distlock.hpp"
 
+int fair_wait(char** argv) {
+  distlock::ClientOptions o = distlock::ClientOptions::from_uri(argv[2]);
+  o.watchdog_timeout = std::chrono::milliseconds(std::atol(argv[4]));
+  distlock::Client client(std::move(o));
+  distlock::Lock lock = client.fair_lock(argv[3]);
+  lock.lock();
+  std::printf("acquired\n");
+  std::fflush(stdout);
+  lock.unlock();
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "fair-wait") {
+    try {
+      return fair_wait(argv);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fair waiter failed: %s\n", e.what());
+      return 1;
+    }
+  }
   if (argc != 6) {
     std::fprintf(stderr, "usage: %s URI NAME COUNTER THREADS INCREMENTS\n", argv[0]);
     return 2;

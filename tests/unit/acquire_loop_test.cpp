@@ -122,6 +122,43 @@ TEST(AcquireLoop, AMessageDuringAnAttemptInFlightRetriesWhenItComesBackContended
   EXPECT_FALSE(a.sleep_until.has_value());
 }
 
+TEST(AcquireLoop, AGrantWhileSleepingFinishesAcquiredWithoutAnotherAttempt) {
+  AcquireLoop loop(std::nullopt, 100ms, true);
+  loop.start();
+  loop.on_reply(reply(":30000\r\n"), t0);
+  loop.subscribed(t0);
+  const Actions a = loop.on_granted(Attempt::acquired(7));
+  EXPECT_FALSE(a.send) << "a grant needs no round trip";
+  EXPECT_TRUE(a.cancel_sleep);
+  EXPECT_TRUE(a.leave);
+  EXPECT_FALSE(a.pass_signal) << "the waiter used its message";
+  ASSERT_TRUE(a.done.has_value());
+  EXPECT_TRUE(a.done->acquired);
+  EXPECT_EQ(a.done->token, 7u);
+  EXPECT_TRUE(nothing(loop.on_timer()));
+}
+
+TEST(AcquireLoop, AGrantWhileAnAttemptIsInFlightWaitsForItsReplyAndRetries) {
+  AcquireLoop loop(std::nullopt, 100ms, true);
+  loop.start();
+  loop.on_reply(reply(":30000\r\n"), t0);
+  loop.subscribed(t0);
+  loop.on_timer();  // an attempt in flight: its reply, not the message, decides
+  EXPECT_TRUE(nothing(loop.on_granted(Attempt::acquired(std::nullopt))));
+  const Actions a = loop.on_reply(reply(":29000\r\n"), t0 + 1s);
+  EXPECT_TRUE(a.send) << "the attempt ran before the grant: the retry finds it";
+  EXPECT_FALSE(a.done.has_value());
+}
+
+TEST(AcquireLoop, AGrantAfterTheOperationFinishedChangesNothing) {
+  AcquireLoop loop(t0 + 1s, 100ms, true);
+  loop.start();
+  loop.on_reply(reply(":30000\r\n"), t0);
+  loop.subscribed(t0);
+  loop.on_abort(errc::closed, "closing");
+  EXPECT_TRUE(nothing(loop.on_granted(Attempt::acquired(std::nullopt))));
+}
+
 TEST(AcquireLoop, AFencedAcquireFinishesWithItsToken) {
   AcquireLoop loop(std::nullopt, 100ms, true);
   loop.start();

@@ -1,0 +1,114 @@
+#include "sync/fair_lock.hpp"
+
+#include "distlock/client.hpp"
+#include "distlock/error.hpp"
+#include "distlock/lock.hpp"
+#include "net/completion.hpp"
+#include "runtime/executor.hpp"
+#include "script/scripts.hpp"
+#include "sync/fair_lock_step.hpp"
+#include "sync/lock_keys.hpp"
+#include "topology/slot.hpp"
+#include "topology/topology.hpp"
+
+namespace distlock::sync {
+namespace {
+
+// "<prefix>:{name}" as Redisson names its fair lock's keys, whenever that
+// shares `name`'s cluster slot; otherwise a key that does (see fence_key_for):
+// every key of one fair lock must live on one node for its scripts.
+std::string fair_key(std::string_view prefix, const std::string& name) {
+  std::string key = redisson_channel(prefix, name);
+  if (topology::key_slot(key) == topology::key_slot(name)) return key;
+  return std::string(prefix) + ":" + fence_key_for(name);
+}
+
+}  // namespace
+
+FairPrimitive::FairPrimitive(std::string lock_name, bool fenced)
+    : Primitive(std::move(lock_name), "fair lock"),
+      queue(fair_key("redisson_lock_queue", name)),
+      timeout(fair_key("redisson_lock_timeout", name)),
+      channel_prefix(redisson_channel("redisson_lock__channel", name)) {
+  if (fenced) fence = fence_key_for(name);
+}
+
+std::string FairPrimitive::waiter_channel(const std::string& owner) const {
+  return channel_prefix + ":" + owner;
+}
+
+void FairPrimitive::keys(ReleaseArgs& out) const {
+  out.key(name);
+  out.key(queue);
+  out.key(timeout);
+  if (!fence.empty()) out.key(fence);
+}
+
+std::unique_ptr<HoldingStep> FairPrimitive::acquire_step(Services& client,
+                                                         std::shared_ptr<Holding> state,
+                                                         std::uint32_t count_after) const {
+  return std::make_unique<FairStep>(client, *this, std::move(state), count_after);
+}
+
+runtime::Renewal FairPrimitive::renewal(const std::string& owner) const {
+  return {runtime::Renewal::Kind::hash_field, name, owner, {}};
+}
+
+const script::Script& FairPrimitive::release_script() const {
+  return script::scripts().fair_release;
+}
+
+void FairPrimitive::release_args(const Holding& state,
+                                 std::string_view expected,
+                                 ReleaseArgs& out) const {
+  keys(out);
+  out.arg(state.ttl_text);
+  out.arg(state.owner);
+  out.arg(expected);
+  out.arg(channel_prefix);
+  out.arg("r");
+}
+
+bool FairPrimitive::force_release(const Services& client,
+                                  std::error_code& ec,
+                                  std::string& what) const {
+  ReleaseArgs args;
+  keys(args);
+  const std::string_view argv[] = {"0", "", "0", channel_prefix, "f"};
+  for (std::string_view a : argv) args.arg(a);
+  ec.clear();
+  what = "force_unlock of '" + name + "'";
+  if (!client.executor.may_block(ec)) return false;
+  net::SyncCompletion done;
+  std::optional<script::ScriptCall> call;
+  if ((ec = client.topology.call(call, route_key(), release_script(), args.key_span(),
+                                 args.arg_span(), &done))) {
+    return false;
+  }
+  Value reply = done.wait(ec);
+  if (ec) return false;
+  if (reply.is_error()) {
+    ec = errc::server_error;
+    what = reply.as_string();
+    return false;
+  }
+  return reply.is_integer() && reply.as_integer() == 1;
+}
+
+}  // namespace distlock::sync
+
+namespace distlock {
+
+Lock Client::fair_lock(std::string name) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return Lock(sync::services_of(impl_),
+              std::make_shared<const sync::FairPrimitive>(std::move(name), false));
+}
+
+Lock Client::fenced_fair_lock(std::string name) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return Lock(sync::services_of(impl_),
+              std::make_shared<const sync::FairPrimitive>(std::move(name), true));
+}
+
+}  // namespace distlock

@@ -1,0 +1,326 @@
+// The fair lock (issue 11, item 1) against real redis-server processes:
+// reentry, FIFO order across Clients, handoff by grant, waiter liveness.
+#include <gtest/gtest.h>
+
+#include <asio/use_future.hpp>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "distlock/distlock.hpp"
+#include "support/history.hpp"
+#include "support/process.hpp"
+#include "support/redis_server.hpp"
+
+namespace distlock {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+
+ClientOptions options_for(const RedisServer& server, std::chrono::milliseconds watchdog = 30s) {
+  ClientOptions o = ClientOptions::from_uri(server.uri());
+  o.watchdog_timeout = watchdog;
+  o.reconnect_min_delay = 10ms;
+  o.reconnect_max_delay = 100ms;
+  return o;
+}
+
+// Polls `pred` every few ms until true or `bound` passes.
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+std::string queue_of(const std::string& name) {
+  return "redisson_lock_queue:{" + name + "}";
+}
+
+// How many waiters the server has queued for `name`.
+long long queued(Client& c, const std::string& name) {
+  return c.command("LLEN", queue_of(name)).as_integer();
+}
+
+// Waits until the server shows `n` waiters queued for `name`.
+void await_queued(Client& c, const std::string& name, long long n) {
+  ASSERT_TRUE(eventually([&] { return queued(c, name) == n; }, 30s))
+      << "expected " << n << " waiters queued, the server shows " << queued(c, name);
+}
+
+TEST(FairLock, ReentryCountsAndOnlyTheLastUnlockFreesIt) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.fair_lock("fair-reentry");
+  lock.lock();
+  lock.lock();
+  EXPECT_EQ(lock.hold_count(), 2u);
+  lock.unlock();
+  EXPECT_TRUE(lock.is_locked());
+  EXPECT_EQ(lock.hold_count(), 1u);
+  lock.unlock();
+  EXPECT_FALSE(lock.is_locked());
+}
+
+TEST(FairLock, AnotherThreadOfTheSameHandleIsNotTheOwner) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.fair_lock("fair-thread");
+  lock.lock();
+  std::async(std::launch::async, [&] {
+    EXPECT_FALSE(lock.is_held_by_current_thread());
+    EXPECT_FALSE(lock.try_lock());
+    std::error_code ec;
+    lock.unlock(ec);
+    EXPECT_EQ(ec, errc::not_owner);
+  }).get();
+  EXPECT_TRUE(lock.is_held_by_current_thread());
+  lock.unlock();
+}
+
+TEST(FairLock, EightWaitersOnFourClientsGetItInArrivalOrder) {
+  RedisServer server;
+  const std::string name = "fair-order";
+  Client holder(options_for(server));
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int c = 0; c < 4; ++c) clients.push_back(std::make_unique<Client>(options_for(server)));
+  Lock held = holder.fair_lock(name);
+  held.lock();
+  std::mutex m;
+  std::vector<int> order;
+  std::vector<std::future<bool>> waiters;
+  for (int i = 0; i < 8; ++i) {
+    Lock lock = clients[static_cast<std::size_t>(i % 4)]->fair_lock(name);
+    waiters.push_back(std::async(std::launch::async, [lock, i, &m, &order]() mutable {
+      if (!lock.try_lock_for(60s)) return false;
+      {
+        std::lock_guard g(m);
+        order.push_back(i);
+      }
+      lock.unlock();
+      return true;
+    }));
+    // Staggered: the next one arrives once this one is visibly queued.
+    await_queued(holder, name, i + 1);
+  }
+  held.unlock();
+  for (auto& w : waiters) EXPECT_TRUE(w.get());
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(queued(holder, name), 0);
+}
+
+TEST(FairLock, AChainOfFixedLeasesThatExpireWithoutUnlockingHandsOnInOrder) {
+  RedisServer server;
+  const std::string name = "fair-chain";
+  Client a(options_for(server));
+  Client b(options_for(server));
+  Lock first = a.fair_lock(name);
+  ASSERT_TRUE(first.try_lock_for(0ms, 300ms));
+  std::mutex m;
+  std::vector<int> order;
+  std::vector<std::future<std::optional<Lease>>> waiters;
+  for (int i = 0; i < 4; ++i) {
+    Lock lock = (i % 2 ? a : b).fair_lock(name);
+    waiters.push_back(std::async(std::launch::async, [lock, i, &m, &order]() mutable {
+      auto lease = lock.try_acquire_for(60s, 300ms);
+      if (lease) {
+        std::lock_guard g(m);
+        order.push_back(i);
+      }
+      return lease;  // kept, never released: each lease runs out on its own
+    }));
+    await_queued(a, name, i + 1);
+  }
+  std::vector<Lease> leases;
+  for (auto& w : waiters) {
+    auto lease = w.get();
+    ASSERT_TRUE(lease.has_value());
+    leases.push_back(std::move(*lease));
+  }
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+}
+
+TEST(FairLock, AWaiterGetsTheLockRightAfterAnUnlockNotOnExpiry) {
+  RedisServer server;
+  Client a(options_for(server));
+  Client b(options_for(server));
+  Lock held = a.fair_lock("fair-handoff");
+  held.lock(10min);  // only the handoff can explain a waiter getting in
+  Lock waiter = b.fair_lock("fair-handoff");
+  auto got = std::async(std::launch::async, [&] {
+    // The watchdog lease: taken from the grant. Its wait outlasts the bound
+    // below, so no last attempt at its deadline can explain getting in.
+    const bool in = waiter.try_lock_for(10min);
+    if (in) waiter.unlock();
+    return in;
+  });
+  await_queued(a, "fair-handoff", 1);
+  held.unlock();
+  const bool handed = got.wait_for(30s) == std::future_status::ready;
+  if (!handed) b.close();  // ends the wait (it then throws closed)
+  ASSERT_TRUE(handed) << "the unlock did not hand the lock to the waiter";
+  EXPECT_TRUE(got.get());
+}
+
+TEST(FairLock, AWaiterWithAFixedLeaseGetsItAfterAnUnlockWithItsOwnLease) {
+  RedisServer server;
+  Client a(options_for(server, 2s));
+  Client b(options_for(server, 2s));
+  Lock held = a.fair_lock("fair-fixed");
+  held.lock(10min);
+  Lock waiter = b.fair_lock("fair-fixed");
+  auto got = std::async(std::launch::async, [&] {
+    auto lease = waiter.try_acquire_for(10min, 5min);
+    return lease ? std::optional<std::chrono::milliseconds>(
+                       b.fair_lock("fair-fixed").remaining_ttl().value_or(0ms))
+                 : std::nullopt;
+  });
+  await_queued(a, "fair-fixed", 1);
+  held.unlock();
+  const bool handed = got.wait_for(30s) == std::future_status::ready;
+  if (!handed) b.close();  // ends the wait (it then throws closed)
+  ASSERT_TRUE(handed) << "the unlock did not hand the lock to the waiter";
+  const auto ttl = got.get();
+  ASSERT_TRUE(ttl.has_value()) << "the waiter did not get the lock after the unlock";
+  // The grant's TTL is the waiter's liveness (2 s); the waiter's own lease
+  // (5 min) replaced it before the acquire returned.
+  EXPECT_GT(*ttl, 1min);
+}
+
+TEST(FairLock, ATimedOutWaiterNeverBlocksAFreeLock) {
+  RedisServer server;
+  Client a(options_for(server));
+  Client b(options_for(server));
+  Client c(options_for(server));
+  Lock held = a.fair_lock("fair-timeout");
+  held.lock();
+  EXPECT_FALSE(b.fair_lock("fair-timeout").try_lock_for(100ms));
+  // It left the queue (its place, renewed for 30 s, would block the lock).
+  EXPECT_TRUE(eventually([&] { return queued(a, "fair-timeout") == 0; }, 10s));
+  held.unlock();
+  Lock late = c.fair_lock("fair-timeout");
+  EXPECT_TRUE(late.try_lock());
+  late.unlock();
+}
+
+TEST(FairLock, ASigkilledHeadWaiterIsSkippedWithinItsLivenessLease) {
+  RedisServer server;
+  const std::string name = "fair-killed";
+  Client a(options_for(server));
+  Client b(options_for(server));
+  Lock held = a.fair_lock(name);
+  held.lock();
+  // The head waiter: another process whose Client renews its place every
+  // third of 1 s.
+  auto worker =
+      test::ChildProcess::spawn({DISTLOCK_LOCK_WORKER, "fair-wait", server.uri(), name, "1000"});
+  await_queued(a, name, 1);
+  Lock waiter = b.fair_lock(name);
+  auto got = std::async(std::launch::async, [&] {
+    const bool in = waiter.try_lock_for(60s);
+    if (in) waiter.unlock();
+    return in;
+  });
+  await_queued(a, name, 2);
+  worker.kill_and_reap();
+  held.unlock();  // granted to the dead head: the grant lapses with its place
+  EXPECT_TRUE(got.get());
+}
+
+TEST(FairLock, ALateUnlockAfterExpiryIsLeaseLostAndLeavesTheNewHolderAlone) {
+  RedisServer server;
+  Client a(options_for(server));
+  Client b(options_for(server));
+  Lock first = a.fair_lock("fair-late");
+  first.lock(200ms);
+  Lock second = b.fair_lock("fair-late");
+  auto next = std::async(std::launch::async, [&] { return second.try_acquire_for(60s); });
+  auto lease = next.get();
+  ASSERT_TRUE(lease.has_value());
+  std::error_code ec;
+  first.unlock(ec);
+  EXPECT_EQ(ec, errc::lease_lost);
+  EXPECT_TRUE(first.is_locked()) << "the new holder keeps it";
+  EXPECT_EQ(a.command("HLEN", "fair-late").as_integer(), 1);
+  lease->release();
+  EXPECT_FALSE(first.is_locked());
+}
+
+TEST(FairLock, AGrantCarriesAFencingTokenAboveThePreviousHolders) {
+  RedisServer server;
+  Client a(options_for(server));
+  Client b(options_for(server));
+  Lock first = a.fenced_fair_lock("fair-fenced");
+  first.lock();
+  const auto t1 = first.fencing_token();
+  ASSERT_TRUE(t1.has_value());
+  Lock second = b.fenced_fair_lock("fair-fenced");
+  auto next = std::async(std::launch::async, [&] {
+    auto lease = second.try_acquire_for(60s);
+    return lease ? lease->fencing_token() : std::nullopt;
+  });
+  await_queued(a, "fair-fenced", 1);
+  first.unlock();
+  const auto t2 = next.get();
+  ASSERT_TRUE(t2.has_value());
+  EXPECT_GT(*t2, *t1);
+}
+
+TEST(FairLock, AsyncAcquireWaitsInLineAndGetsTheGrant) {
+  RedisServer server;
+  Client a(options_for(server));
+  Client b(options_for(server));
+  Lock held = a.fair_lock("fair-async");
+  held.lock();
+  auto pending = b.fair_lock("fair-async").async_acquire(asio::use_future);
+  await_queued(a, "fair-async", 1);
+  held.unlock();
+  ASSERT_EQ(pending.wait_for(60s), std::future_status::ready);
+  Lease lease = pending.get();
+  EXPECT_TRUE(lease.valid());
+  lease.release();
+}
+
+TEST(FairLock, ManyThreadsForManyRoundsNeverOverlap) {
+  RedisServer server;
+  const std::string name = "fair-stress";
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int c = 0; c < 2; ++c) clients.push_back(std::make_unique<Client>(options_for(server)));
+  std::mutex m;
+  std::vector<test::HoldRecord> records;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      Lock lock = clients[static_cast<std::size_t>(t % 2)]->fenced_fair_lock(name);
+      for (int r = 0; r < 40; ++r) {
+        ASSERT_TRUE(lock.try_lock_for(60s));
+        test::HoldRecord rec;
+        rec.name = name;
+        rec.process = t % 2;
+        rec.thread = t;
+        rec.enter_ns = test::steady_now_ns();
+        rec.fencing_token = lock.fencing_token();
+        rec.lease_deadline_ns = test::steady_ns(lock.lease_deadline().value());
+        rec.exit_ns = test::steady_now_ns();
+        lock.unlock();
+        std::lock_guard g(m);
+        records.push_back(rec);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(records.size(), 8u * 40u);
+  const auto result = test::check_mutual_exclusion(records);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+}  // namespace
+}  // namespace distlock
