@@ -190,6 +190,22 @@ TEST(MultiLock, FixedLeasePartsExpireWithoutUnlock) {
   EXPECT_EQ(ec, errc::lease_lost);
 }
 
+// With a fixed lease the first part may run out while a later one is
+// awaited: the multi-lock must not then report holding a part it lost.
+TEST(MultiLock, AFixedLeaseThatEndsWhileALaterPartIsAwaitedIsTakenAgain) {
+  RedisServer server;
+  Client client(options_for(server));
+  Client other(options_for(server));
+  Lock held = other.lock("b");
+  on_other_thread([&] { held.lock(1500ms); });  // b frees itself 1.5 s from now
+  MultiLock multi({client.lock("a"), client.lock("b")});
+  ASSERT_TRUE(multi.try_lock_for(20s, 300ms));  // a (300 ms) ends while b is awaited
+  EXPECT_TRUE(multi.lease_valid());
+  EXPECT_TRUE(exists(client, "a")) << "reported held with a part whose lease had ended";
+  EXPECT_TRUE(exists(client, "b"));
+  multi.unlock();
+}
+
 TEST(MultiLock, AnotherThreadIsNotTheOwnerAndChangesNothing) {
   RedisServer server;
   Client client(options_for(server));
