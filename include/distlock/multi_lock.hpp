@@ -64,7 +64,9 @@ namespace distlock {
 class MultiLock {
  public:
   // Throws Error(invalid_argument) when `parts` is empty, or lists one lock
-  // twice (the same name on the same server, fenced or not). No I/O.
+  // twice: the same name on the same server, through one Client or two,
+  // whatever its kind (plain or fenced, or another Lock-like primitive of
+  // that name, which the order could not tell apart). No I/O.
   explicit MultiLock(std::vector<Lock> parts);
 
   // Blocks until this thread holds every part (watchdog leases).
