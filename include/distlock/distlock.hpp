@@ -11,4 +11,5 @@
 #include "distlock/lease.hpp"
 #include "distlock/lock.hpp"
 #include "distlock/lock_async.hpp"
+#include "distlock/multi_lock.hpp"
 #include "distlock/value.hpp"

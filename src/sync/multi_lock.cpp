@@ -1,0 +1,254 @@
+// MultiLock: all-or-nothing over Locks, built on Lock's public members only.
+#include "distlock/multi_lock.hpp"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "distlock/error.hpp"
+#include "sync/services.hpp"
+
+namespace distlock {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using Deadline = std::optional<Clock::time_point>;
+
+// The server a part's Client names, the same text in every process that
+// configures it the same way: the second half of the canonical order.
+std::string server_of(const Lock& part) {
+  const ClientOptions& o = part.services()->options;
+  std::string id;
+  if (!o.unix_path.empty()) {
+    id = "unix:" + o.unix_path;
+  } else if (o.host.find(':') != std::string::npos) {
+    id = "[" + o.host + "]:" + std::to_string(o.port);  // IPv6: keep the port apart
+  } else {
+    id = o.host + ":" + std::to_string(o.port);
+  }
+  return id + "/" + std::to_string(o.db);
+}
+
+// Sorts by (name, server) and rejects a lock listed twice: taking it twice
+// through two Clients would wait for itself forever, and through one Client
+// would count as two holds that one unlock does not undo.
+std::vector<Lock> canonical(std::vector<Lock> parts) {
+  if (parts.empty()) throw Error(errc::invalid_argument, "MultiLock needs at least one part");
+  std::vector<std::pair<std::string, std::size_t>> order;  // server, index into parts
+  order.reserve(parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) order.emplace_back(server_of(parts[i]), i);
+  const auto key = [&](const std::pair<std::string, std::size_t>& e) {
+    return std::tie(parts[e.second].name(), e.first);
+  };
+  std::sort(order.begin(), order.end(),
+            [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  std::vector<Lock> sorted;
+  sorted.reserve(parts.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (i > 0 && key(order[i - 1]) == key(order[i])) {
+      throw Error(errc::invalid_argument, "MultiLock lists the lock '" +
+                                              parts[order[i].second].name() + "' on " +
+                                              order[i].first + " twice");
+    }
+    sorted.push_back(parts[order[i].second]);
+  }
+  return sorted;
+}
+
+void check_wait(milliseconds wait) {
+  if (wait.count() < 0) {
+    throw Error(errc::invalid_argument, "MultiLock: wait must not be negative, got " +
+                                            std::to_string(wait.count()) + " ms");
+  }
+}
+
+void check_lease(std::optional<milliseconds> lease) {
+  if (lease && lease->count() <= 0) {
+    throw Error(errc::invalid_argument,
+                "MultiLock: lease must be positive, got " + std::to_string(lease->count()) + " ms");
+  }
+}
+
+bool bad_args(milliseconds wait, std::optional<milliseconds> lease, std::error_code& ec) {
+  ec.clear();
+  if (wait.count() < 0 || (lease && lease->count() <= 0)) ec = errc::invalid_argument;
+  return static_cast<bool>(ec);
+}
+
+// now + wait, or no deadline for a wait too long for the clock (Lock's rule).
+Deadline deadline_after(milliseconds wait) {
+  const auto now = Clock::now();
+  if (wait >= std::chrono::duration_cast<milliseconds>(Clock::time_point::max() - now)) {
+    return std::nullopt;
+  }
+  return now + wait;
+}
+
+// What a part may wait: the time left until the common deadline, rounded up
+// (so the whole never gives up before the deadline), zero once it passed.
+std::optional<milliseconds> left(Deadline deadline) {
+  if (!deadline) return std::nullopt;
+  const auto d = *deadline - Clock::now();
+  return d.count() > 0 ? std::chrono::ceil<milliseconds>(d) : milliseconds(0);
+}
+
+// Releases parts [0, count) in reverse order, never stopping on a failure.
+// Returns the first failure.
+std::error_code release_first(std::vector<Lock>& parts, std::size_t count) noexcept {
+  std::error_code first;
+  for (std::size_t i = count; i-- > 0;) {
+    std::error_code ec;
+    parts[i].unlock(ec);
+    if (ec && !first) first = ec;
+  }
+  return first;
+}
+
+// Takes parts in order with take(part, wait) (true = got it; false =
+// contention or time out, or ec set in the error_code form; or it throws).
+// One part not got releases every part taken before it.
+template <class Take>
+bool take_all(std::vector<Lock>& parts, Deadline deadline, Take& take) {
+  std::size_t taken = 0;
+  try {
+    while (taken < parts.size() && take(parts[taken], left(deadline))) ++taken;
+  } catch (...) {
+    release_first(parts, taken);
+    throw;
+  }
+  if (taken == parts.size()) return true;
+  release_first(parts, taken);
+  return false;
+}
+
+// Rounds of take_all until every part is taken with its lease still valid:
+// with a fixed lease the first part may expire while a later one is waited
+// for, and a hold that is already gone must not be reported as held.
+template <class Take>
+bool acquire(std::vector<Lock>& parts, Deadline deadline, Take take) {
+  for (;;) {
+    if (!take_all(parts, deadline, take)) return false;
+    if (std::all_of(parts.begin(), parts.end(), [](const Lock& p) { return p.lease_valid(); })) {
+      return true;
+    }
+    release_first(parts, parts.size());
+    if (deadline && Clock::now() >= *deadline) return false;
+  }
+}
+
+// The throwing form's part step: `wait` nullopt blocks until held.
+bool take_or_throw(Lock& part,
+                   std::optional<milliseconds> wait,
+                   std::optional<milliseconds> lease) {
+  if (!wait) {
+    lease ? part.lock(*lease) : part.lock();
+    return true;
+  }
+  return lease ? part.try_lock_for(*wait, *lease) : part.try_lock_for(*wait);
+}
+
+// The error_code form's part step.
+bool take_or_report(Lock& part,
+                    std::optional<milliseconds> wait,
+                    std::optional<milliseconds> lease,
+                    std::error_code& ec) {
+  if (!wait) {
+    lease ? part.lock(*lease, ec) : part.lock(ec);
+    return !ec;
+  }
+  return part.try_lock_for(*wait, lease, ec);
+}
+
+bool acquire_throwing(std::vector<Lock>& parts,
+                      Deadline deadline,
+                      std::optional<milliseconds> lease) {
+  auto take = [&](Lock& p, std::optional<milliseconds> wait) {
+    return take_or_throw(p, wait, lease);
+  };
+  return acquire(parts, deadline, take);
+}
+
+bool acquire_reporting(std::vector<Lock>& parts,
+                       Deadline deadline,
+                       std::optional<milliseconds> lease,
+                       std::error_code& ec) {
+  ec.clear();
+  auto take = [&](Lock& p, std::optional<milliseconds> wait) {
+    return take_or_report(p, wait, lease, ec);
+  };
+  return acquire(parts, deadline, take) && !ec;
+}
+
+}  // namespace
+
+MultiLock::MultiLock(std::vector<Lock> parts)
+    : parts_(std::make_shared<std::vector<Lock>>(canonical(std::move(parts)))) {}
+
+void MultiLock::lock() {
+  acquire_throwing(*parts_, std::nullopt, std::nullopt);
+}
+
+void MultiLock::lock(std::error_code& ec) {
+  acquire_reporting(*parts_, std::nullopt, std::nullopt, ec);
+}
+
+void MultiLock::lock(milliseconds lease) {
+  check_lease(lease);
+  acquire_throwing(*parts_, std::nullopt, lease);
+}
+
+void MultiLock::lock(milliseconds lease, std::error_code& ec) {
+  if (bad_args(milliseconds(0), lease, ec)) return;
+  acquire_reporting(*parts_, std::nullopt, lease, ec);
+}
+
+bool MultiLock::try_lock() {
+  return try_lock_for_ms(milliseconds(0), std::nullopt);
+}
+
+bool MultiLock::try_lock(std::error_code& ec) {
+  return try_lock_for(milliseconds(0), std::nullopt, ec);
+}
+
+bool MultiLock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease) {
+  check_wait(wait);
+  check_lease(lease);
+  return acquire_throwing(*parts_, deadline_after(wait), lease);
+}
+
+bool MultiLock::try_lock_for(milliseconds wait, milliseconds lease) {
+  return try_lock_for_ms(wait, lease);
+}
+
+bool MultiLock::try_lock_for(milliseconds wait,
+                             std::optional<milliseconds> lease,
+                             std::error_code& ec) {
+  if (bad_args(wait, lease, ec)) return false;
+  return acquire_reporting(*parts_, deadline_after(wait), lease, ec);
+}
+
+void MultiLock::unlock() noexcept {
+  release_first(*parts_, parts_->size());
+}
+
+void MultiLock::unlock(std::error_code& ec) noexcept {
+  ec = release_first(*parts_, parts_->size());
+}
+
+bool MultiLock::lease_valid() const {
+  return std::all_of(parts_->begin(), parts_->end(), [](const Lock& p) { return p.lease_valid(); });
+}
+
+std::optional<Clock::time_point> MultiLock::lease_deadline() const {
+  std::optional<Clock::time_point> earliest;
+  for (const Lock& p : *parts_) {
+    const auto d = p.lease_deadline();
+    if (!d) return std::nullopt;
+    if (!earliest || *d < *earliest) earliest = d;
+  }
+  return earliest;
+}
+
+}  // namespace distlock
