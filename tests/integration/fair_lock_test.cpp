@@ -235,6 +235,30 @@ TEST(FairLock, ASigkilledHeadWaiterIsSkippedWithinItsLivenessLease) {
   EXPECT_TRUE(got.get());
 }
 
+TEST(FairLock, ADeadHeadWaiterIsDroppedWhenTheHoldersLeaseRunsOutWithoutAnUnlock) {
+  // No release grants anything here: only the acquire script's purge of
+  // waiters whose place was not renewed can let the live waiter past the
+  // dead head.
+  RedisServer server;
+  const std::string name = "fair-dead-head";
+  Client a(options_for(server));
+  Client b(options_for(server));
+  Lock held = a.fair_lock(name);
+  held.lock(1500ms);  // never unlocked: it simply runs out
+  auto worker =
+      test::ChildProcess::spawn({DISTLOCK_LOCK_WORKER, "fair-wait", server.uri(), name, "1000"});
+  await_queued(a, name, 1);
+  Lock waiter = b.fair_lock(name);
+  auto got = std::async(std::launch::async, [&] {
+    const bool in = waiter.try_lock_for(60s);
+    if (in) waiter.unlock();
+    return in;
+  });
+  await_queued(a, name, 2);
+  worker.kill_and_reap();
+  EXPECT_TRUE(got.get()) << "the dead head kept the live waiter out";
+}
+
 TEST(FairLock, ALateUnlockAfterExpiryIsLeaseLostAndLeavesTheNewHolderAlone) {
   RedisServer server;
   Client a(options_for(server));
