@@ -10,4 +10,5 @@
 #include "distlock/lease.hpp"
 #include "distlock/lock.hpp"
 #include "distlock/lock_async.hpp"
+#include "distlock/read_write_lock.hpp"
 #include "distlock/value.hpp"

@@ -26,6 +26,9 @@ struct Renewal {
   enum class Kind : char {
     hash_field = 'h',    // `member` is a field of the hash `key` (a lock's owner)
     string_value = 's',  // `key` holds the string `member` (a SET NX lock's token)
+    // A read-write lock's hold: `member` is a field of the hash `key`; a read
+    // hold's `key2` is its timeout-key prefix (renew.lua's 'r' branch).
+    rw_hold = 'r',
   };
   Kind kind = Kind::hash_field;
   std::string key;

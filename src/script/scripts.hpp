@@ -13,6 +13,10 @@ struct Scripts {
   Script renew;
   Script force_release;
   Script fenced_write;
+  Script rw_read_acquire;
+  Script rw_write_acquire;
+  Script rw_read_release;
+  Script rw_write_release;
 };
 
 // Every script, for the connection handshake's SCRIPT LOAD.

@@ -3,6 +3,15 @@
 // the distributed lock NAME. Exit status 0 when every increment was done.
 //
 //   distlock_lock_worker URI NAME COUNTER THREADS INCREMENTS
+//
+// Or, to be SIGKILLed by a test while it reads: takes a read hold of the
+// read-write lock NAME (watchdog lease of WATCHDOG_MS), prints "held", and
+// sleeps until killed.
+//
+//   distlock_lock_worker read-hold URI NAME WATCHDOG_MS
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -12,7 +21,30 @@
 
 #include "distlock/distlock.hpp"
 
+namespace {
+
+int read_hold(const char* uri, const char* name, const char* watchdog_ms) {
+  auto options = distlock::ClientOptions::from_uri(uri);
+  options.watchdog_timeout = std::chrono::milliseconds(std::atoi(watchdog_ms));
+  distlock::Client client(options);
+  distlock::ReadWriteLock rw = client.read_write_lock(name);
+  rw.lock_shared();
+  std::printf("held\n");
+  std::fflush(stdout);
+  for (;;) ::pause();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "read-hold") {
+    try {
+      return read_hold(argv[2], argv[3], argv[4]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "lock worker failed: %s\n", e.what());
+      return 1;
+    }
+  }
   if (argc != 6) {
     std::fprintf(stderr, "usage: %s URI NAME COUNTER THREADS INCREMENTS\n", argv[0]);
     return 2;
