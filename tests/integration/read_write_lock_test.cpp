@@ -191,9 +191,10 @@ TEST(ReadWriteLock, UpgradeFromReadToWriteIsRefusedAtOnceAndChangesNothing) {
   ReadWriteLock rw = client.read_write_lock("upgrade");
   rw.lock_shared();
   const auto before = client.command("HGETALL", "upgrade").to_string();
+  // ASSERT first: were try_lock not refused, lock() below would hang.
+  ASSERT_THROW(rw.try_lock(), Error);
+  ASSERT_THROW(rw.try_lock_for(30s), Error) << "must not wait 30 s for itself";
   EXPECT_THROW(rw.lock(), Error);
-  EXPECT_THROW(rw.try_lock(), Error);
-  EXPECT_THROW(rw.try_lock_for(30s), Error) << "must not wait 30 s for itself";
   try {
     rw.lock();
   } catch (const Error& e) {

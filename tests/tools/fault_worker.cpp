@@ -22,6 +22,10 @@
 //     paused, ...) are counted, never fatal. Prints "done ops=N errors=E
 //     lost=L increments=I" where increments counts GET+SET pairs that both
 //     succeeded.
+//     With a last argument "rw", the locks are fenced read-write locks: every
+//     fourth thread reads (lock_shared) and checks that no writer is inside
+//     (writers SET "writing:<name>" on entering and DEL it before leaving),
+//     the others write as above; the line adds "reads=R read_overlaps=V".
 #include <signal.h>
 
 #include <algorithm>
@@ -170,6 +174,8 @@ int hold_fenced(const std::vector<std::string>& args) {
 }
 
 struct Totals {
+  std::atomic<long> reads{0};
+  std::atomic<long> read_overlaps{0};
   std::atomic<long> ops{0};
   std::atomic<long> errors{0};
   std::atomic<long> lost{0};
@@ -189,18 +195,59 @@ bool increment(distlock::Client& client, const std::string& counter) {
   return !ec;
 }
 
+// A reader of the read-write lock `name`: inside its read hold, no writer's
+// "writing:<name>" flag may be set.
+void read_once(distlock::Client& client, const std::string& name, Totals& totals) {
+  distlock::ReadWriteLock rw = client.fenced_read_write_lock(name);
+  std::error_code ec;
+  rw.lock_shared(ec);
+  if (ec) {
+    ++totals.errors;
+    return;
+  }
+  const std::string flag = "writing:" + name;
+  const std::string_view get[] = {"GET", flag};
+  const distlock::Value v = client.command(get, ec);
+  if (ec) {
+    ++totals.errors;
+  } else if (!v.is_nil()) {
+    ++totals.read_overlaps;
+  }
+  rw.unlock_shared(ec);
+  ++totals.reads;
+}
+
+// Sets (or clears) the writer-inside flag that readers check.
+void flag_writing(distlock::Client& client, const std::string& name, bool inside) {
+  std::error_code ec;
+  const std::string flag = "writing:" + name;
+  if (inside) {
+    const std::string_view set[] = {"SET", flag, "1"};
+    client.command(set, ec);
+  } else {
+    const std::string_view del[] = {"DEL", flag};
+    client.command(del, ec);
+  }
+}
+
 void history_thread(distlock::Client& client,
                     distlock::test::HistoryWriter& history,
                     int process,
                     int thread,
                     int names,
                     const std::atomic<bool>& stop,
-                    Totals& totals) {
+                    Totals& totals,
+                    bool rw) {
   std::mt19937 rng(static_cast<unsigned>(process * 1000 + thread));
   const bool thread_owned = thread % 2 == 0;
   while (!stop.load()) {
     const std::string name = "mx:" + std::to_string(rng() % static_cast<unsigned>(names));
-    distlock::Lock lock = client.fenced_lock(name);
+    if (rw && thread % 4 == 3) {
+      read_once(client, name, totals);
+      continue;
+    }
+    distlock::Lock lock =
+        rw ? client.fenced_read_write_lock(name).write_lock() : client.fenced_lock(name);
     std::error_code ec;
     std::optional<distlock::Lease> lease;
     if (thread_owned) {
@@ -220,11 +267,13 @@ void history_thread(distlock::Client& client,
     record.enter_ns = steady_now_ns();
     record.fencing_token = thread_owned ? lock.fencing_token() : lease->fencing_token();
     LossClock loss(thread_owned ? lock.stop_token() : lease->stop_token());
+    if (rw) flag_writing(client, name, true);
     if (increment(client, "counter:" + name)) {
       ++totals.increments;
     } else {
       ++totals.errors;
     }
+    if (rw) flag_writing(client, name, false);
     record.exit_ns = steady_now_ns();
     const bool valid = thread_owned ? lock.lease_valid() : lease->valid();
     const auto deadline =
@@ -244,7 +293,8 @@ void history_thread(distlock::Client& client,
 }
 
 int history_mode(const std::vector<std::string>& args) {
-  if (args.size() != 8) {
+  const bool rw = args.size() == 9 && args[8] == "rw";
+  if (args.size() != 8 && !rw) {
     std::fprintf(stderr,
                  "usage: history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS "
                  "COMMAND_TIMEOUT_MS DURATION_MS\n");
@@ -275,7 +325,7 @@ int history_mode(const std::vector<std::string>& args) {
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back(
-        [&, t] { history_thread(client, history, process, t, names, stop, totals); });
+        [&, t] { history_thread(client, history, process, t, names, stop, totals, rw); });
   }
   {
     std::unique_lock lock(mutex);
@@ -290,8 +340,9 @@ int history_mode(const std::vector<std::string>& args) {
   pthread_kill(signals.native_handle(), SIGUSR1);
   signals.join();
   history.close();
-  std::printf("done ops=%ld errors=%ld lost=%ld increments=%ld\n", totals.ops.load(),
-              totals.errors.load(), totals.lost.load(), totals.increments.load());
+  std::printf("done ops=%ld errors=%ld lost=%ld increments=%ld reads=%ld read_overlaps=%ld\n",
+              totals.ops.load(), totals.errors.load(), totals.lost.load(), totals.increments.load(),
+              totals.reads.load(), totals.read_overlaps.load());
   std::fflush(stdout);
   return 0;
 }
