@@ -47,9 +47,9 @@ double rate(int threads, double seconds, const std::function<void()>& one) {
 
 int main(int argc, char** argv) {
   const Args args(argc, argv, 1);
-  const int threads = static_cast<int>(args.num("--threads", 16));
-  const double seconds = args.real("--seconds", 3);
-  distlock::Client client(args.str("--uri", "redis://127.0.0.1:6379"));
+  const int threads = static_cast<int>(args.num("threads", 16));
+  const double seconds = args.real("seconds", 3);
+  distlock::Client client(args.str("uri", "redis://127.0.0.1:6379"));
   distlock::Lock lock = client.lock("bench:rw:lock");
   distlock::ReadWriteLock rw = client.read_write_lock("bench:rw:rw");
 
