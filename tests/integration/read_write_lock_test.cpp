@@ -116,12 +116,17 @@ TEST(ReadWriteLock, AWriterWaitsForTheLastReader) {
   ReadWriteLock rw = w.read_write_lock("last-reader");
   ra.lock_shared();
   rb.lock_shared();
+  const long long before = evalsha_calls(w);
+  // The wait is longer than the readers' 30 s leases: only the last reader's
+  // unlock message can let the writer in within the 20 s bound below.
   auto writer = std::async(std::launch::async, [&] {
-    const bool got = rw.try_lock_for(30s);
+    const bool got = rw.try_lock_for(60s);
     const bool readers_left = rw.read_lock().is_locked();
     if (got) rw.unlock();
     return std::pair(got, readers_left);
   });
+  // An attempt, the subscription, a second attempt: the writer waits.
+  ASSERT_TRUE(eventually([&] { return evalsha_calls(w) - before >= 2; }, 20s));
   ra.unlock_shared();
   EXPECT_EQ(writer.wait_for(0s), std::future_status::timeout);
   EXPECT_TRUE(rb.read_lock().is_locked()) << "the second reader still reads";
@@ -142,12 +147,12 @@ TEST(ReadWriteLock, ReadersWaitingBehindAWriterAllGetInTogetherWhenItUnlocks) {
   const long long before = evalsha_calls(w);
   std::vector<std::future<bool>> got;
   for (int i = 0; i < kReaders; ++i) {
-    // Same Client: one unlock message must wake all its read waiters. The
-    // wait is shorter than the writer's lease, so a reader not woken would
-    // time out rather than get in when the lease runs out.
+    // Same Client: one unlock message must wake all its read waiters. A
+    // reader not woken would sleep until the writer's 30 s lease ran out,
+    // past the 20 s bounds of the meeting.
     got.push_back(std::async(std::launch::async, [&] {
       ReadWriteLock r = readers.read_write_lock("behind");
-      if (!r.try_lock_shared_for(10s)) return false;
+      if (!r.try_lock_shared_for(60s)) return false;
       const bool met = all_in.arrive_and_wait(20s);
       r.unlock_shared();
       return met;
@@ -218,13 +223,17 @@ TEST(ReadWriteLock, AWriterDowngradesAndWaitingReadersGetIn) {
   rw.lock();
   rw.lock_shared();
   EXPECT_TRUE(rw.read_lock().is_locked());
+  const long long before = evalsha_calls(client);
+  // Woken by the downgrade's message within 20 s, not by the 30 s lease.
   auto reader = std::async(std::launch::async, [&] {
-    const bool got = peer.try_lock_shared_for(10s);
+    const bool got = peer.try_lock_shared_for(60s);
     if (got) peer.unlock_shared();
     return got;
   });
+  ASSERT_TRUE(eventually([&] { return evalsha_calls(client) - before >= 2; }, 20s));
   EXPECT_FALSE(peer.try_lock()) << "write-held";
   rw.unlock();
+  ASSERT_EQ(reader.wait_for(20s), std::future_status::ready);
   EXPECT_TRUE(reader.get()) << "after the downgrade other readers get in";
   EXPECT_EQ(client.command("HGET", "down", "mode").as_string(), "read");
   EXPECT_EQ(rw.read_lock().hold_count(), 1u) << "the former writer still reads";
