@@ -12,4 +12,5 @@
 #include "distlock/lock.hpp"
 #include "distlock/lock_async.hpp"
 #include "distlock/multi_lock.hpp"
+#include "distlock/read_write_lock.hpp"
 #include "distlock/value.hpp"

@@ -30,6 +30,9 @@ struct Renewal {
     // moves its liveness deadline to the server's TIME + the lease, and keeps
     // the zset and the queue `key2` alive at least that long.
     queue_place = 'q',
+    // A read-write lock's hold: `member` is a field of the hash `key`; a read
+    // hold's `key2` is its timeout-key prefix (renew.lua's 'r' branch).
+    rw_hold = 'r',
   };
   Kind kind = Kind::hash_field;
   std::string key;

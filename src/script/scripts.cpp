@@ -13,14 +13,22 @@ const Scripts& scripts() {
       make_script("fenced_write", lua::fenced_write),
       make_script("fair_acquire", lua::fair_acquire),
       make_script("fair_release", lua::fair_release),
+      make_script("rw_read_acquire", lua::rw_read_acquire),
+      make_script("rw_write_acquire", lua::rw_write_acquire),
+      make_script("rw_read_release", lua::rw_read_release),
+      make_script("rw_write_release", lua::rw_write_release),
   };
   return all;
 }
 
 std::vector<const Script*> all_scripts() {
   const Scripts& s = scripts();
-  return {&s.acquire,      &s.release,      &s.renew,       &s.force_release,
-          &s.fenced_write, &s.fair_acquire, &s.fair_release};
+  return {
+      &s.acquire,         &s.release,          &s.renew,
+      &s.force_release,   &s.fenced_write,     &s.fair_acquire,
+      &s.fair_release,    &s.rw_read_acquire,  &s.rw_write_acquire,
+      &s.rw_read_release, &s.rw_write_release,
+  };
 }
 
 std::vector<std::vector<std::string>> preload_commands() {

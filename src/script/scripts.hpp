@@ -15,6 +15,10 @@ struct Scripts {
   Script fenced_write;
   Script fair_acquire;
   Script fair_release;
+  Script rw_read_acquire;
+  Script rw_write_acquire;
+  Script rw_read_release;
+  Script rw_write_release;
 };
 
 // Every script, for the connection handshake's SCRIPT LOAD.

@@ -12,7 +12,7 @@
 //     "result written=0|1 write_error=E stop=0|1 valid=0|1 unlock=E".
 //
 //   distlock_fault_worker history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS
-//                         COMMAND_TIMEOUT_MS DURATION_MS
+//                         COMMAND_TIMEOUT_MS DURATION_MS [rw|simple]
 //     THREADS threads take the fenced locks "mx:0".."mx:<NAMES-1>" at random
 //     until DURATION_MS has passed (0: no limit) or SIGUSR1 arrives. Even
 //     threads hold them thread-owned (lock / unlock), odd ones as a Lease.
@@ -22,6 +22,11 @@
 //     paused, ...) are counted, never fatal. Prints "done ops=N errors=E
 //     lost=L increments=I" where increments counts GET+SET pairs that both
 //     succeeded.
+//     With a last argument "simple", the locks are fenced SimpleLocks (SET
+//     NX). With "rw", they are fenced read-write locks: every fourth thread
+//     reads (lock_shared) and checks that no writer is inside (writers SET
+//     "writing:<name>" on entering and DEL it before leaving), the others
+//     write as above; the line adds "reads=R read_overlaps=V".
 //
 //   distlock_fault_worker history-fair ARGS...
 //     As history, on fenced fair locks (Client::fenced_fair_lock).
@@ -173,6 +178,8 @@ int hold_fenced(const std::vector<std::string>& args) {
 }
 
 struct Totals {
+  std::atomic<long> reads{0};
+  std::atomic<long> read_overlaps{0};
   std::atomic<long> ops{0};
   std::atomic<long> errors{0};
   std::atomic<long> lost{0};
@@ -192,6 +199,41 @@ bool increment(distlock::Client& client, const std::string& counter) {
   return !ec;
 }
 
+// A reader of the read-write lock `name`: inside its read hold, no writer's
+// "writing:<name>" flag may be set.
+void read_once(distlock::Client& client, const std::string& name, Totals& totals) {
+  distlock::ReadWriteLock rw = client.fenced_read_write_lock(name);
+  std::error_code ec;
+  rw.lock_shared(ec);
+  if (ec) {
+    ++totals.errors;
+    return;
+  }
+  const std::string flag = "writing:" + name;
+  const std::string_view get[] = {"GET", flag};
+  const distlock::Value v = client.command(get, ec);
+  if (ec) {
+    ++totals.errors;
+  } else if (!v.is_nil()) {
+    ++totals.read_overlaps;
+  }
+  rw.unlock_shared(ec);
+  ++totals.reads;
+}
+
+// Sets (or clears) the writer-inside flag that readers check.
+void flag_writing(distlock::Client& client, const std::string& name, bool inside) {
+  std::error_code ec;
+  const std::string flag = "writing:" + name;
+  if (inside) {
+    const std::string_view set[] = {"SET", flag, "1"};
+    client.command(set, ec);
+  } else {
+    const std::string_view del[] = {"DEL", flag};
+    client.command(del, ec);
+  }
+}
+
 void history_thread(distlock::Client& client,
                     distlock::test::HistoryWriter& history,
                     int process,
@@ -199,12 +241,18 @@ void history_thread(distlock::Client& client,
                     int names,
                     const std::atomic<bool>& stop,
                     Totals& totals,
-                    bool fair) {
+                    const std::string& kind) {
   std::mt19937 rng(static_cast<unsigned>(process * 1000 + thread));
   const bool thread_owned = thread % 2 == 0;
   while (!stop.load()) {
     const std::string name = "mx:" + std::to_string(rng() % static_cast<unsigned>(names));
-    distlock::Lock lock = fair ? client.fenced_fair_lock(name) : client.fenced_lock(name);
+    if (kind == "rw" && thread % 4 == 3) {
+      read_once(client, name, totals);
+      continue;
+    }
+    distlock::Lock lock = kind == "fair" ? client.fenced_fair_lock(name)
+                          : kind == "rw" ? client.fenced_read_write_lock(name).write_lock()
+                                         : client.fenced_lock(name);
     std::error_code ec;
     std::optional<distlock::Lease> lease;
     if (thread_owned) {
@@ -224,11 +272,13 @@ void history_thread(distlock::Client& client,
     record.enter_ns = steady_now_ns();
     record.fencing_token = thread_owned ? lock.fencing_token() : lease->fencing_token();
     LossClock loss(thread_owned ? lock.stop_token() : lease->stop_token());
+    if (kind == "rw") flag_writing(client, name, true);
     if (increment(client, "counter:" + name)) {
       ++totals.increments;
     } else {
       ++totals.errors;
     }
+    if (kind == "rw") flag_writing(client, name, false);
     record.exit_ns = steady_now_ns();
     const bool valid = thread_owned ? lock.lease_valid() : lease->valid();
     const auto deadline =
@@ -247,11 +297,13 @@ void history_thread(distlock::Client& client,
   }
 }
 
-int history_mode(const std::vector<std::string>& args, bool fair) {
-  if (args.size() != 8) {
+int history_mode(const std::vector<std::string>& args, std::string kind) {
+  if (args.size() == 9 && kind == "lock" && args[8] == "rw") {
+    kind = args[8];
+  } else if (args.size() != 8) {
     std::fprintf(stderr,
                  "usage: history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS "
-                 "COMMAND_TIMEOUT_MS DURATION_MS\n");
+                 "COMMAND_TIMEOUT_MS DURATION_MS [rw|simple]\n");
     return 2;
   }
   sigset_t usr1 = block_sigusr1();
@@ -279,7 +331,7 @@ int history_mode(const std::vector<std::string>& args, bool fair) {
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back(
-        [&, t] { history_thread(client, history, process, t, names, stop, totals, fair); });
+        [&, t] { history_thread(client, history, process, t, names, stop, totals, kind); });
   }
   {
     std::unique_lock lock(mutex);
@@ -294,8 +346,9 @@ int history_mode(const std::vector<std::string>& args, bool fair) {
   pthread_kill(signals.native_handle(), SIGUSR1);
   signals.join();
   history.close();
-  std::printf("done ops=%ld errors=%ld lost=%ld increments=%ld\n", totals.ops.load(),
-              totals.errors.load(), totals.lost.load(), totals.increments.load());
+  std::printf("done ops=%ld errors=%ld lost=%ld increments=%ld reads=%ld read_overlaps=%ld\n",
+              totals.ops.load(), totals.errors.load(), totals.lost.load(), totals.increments.load(),
+              totals.reads.load(), totals.read_overlaps.load());
   std::fflush(stdout);
   return 0;
 }
@@ -311,8 +364,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 2, argv + argc);
   try {
     if (mode == "hold-fenced") return hold_fenced(args);
-    if (mode == "history") return history_mode(args, false);
-    if (mode == "history-fair") return history_mode(args, true);
+    if (mode == "history") return history_mode(args, "lock");
+    if (mode == "history-fair") return history_mode(args, "fair");
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
   } catch (const std::exception& e) {

@@ -10,6 +10,14 @@
 // "acquired" and exits 0.
 //
 //   distlock_lock_worker fair-wait URI NAME WATCHDOG_MS
+//
+// Or, to be SIGKILLed by a test while it reads: takes a read hold of the
+// read-write lock NAME (watchdog lease of WATCHDOG_MS), prints "held", and
+// sleeps until killed.
+//
+//   distlock_lock_worker read-hold URI NAME WATCHDOG_MS
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +27,8 @@
 #include <vector>
 
 #include "distlock/distlock.hpp"
+
+namespace {
 
 int fair_wait(char** argv) {
   distlock::ClientOptions o = distlock::ClientOptions::from_uri(argv[2]);
@@ -32,12 +42,33 @@ int fair_wait(char** argv) {
   return 0;
 }
 
+int read_hold(const char* uri, const char* name, const char* watchdog_ms) {
+  auto options = distlock::ClientOptions::from_uri(uri);
+  options.watchdog_timeout = std::chrono::milliseconds(std::atoi(watchdog_ms));
+  distlock::Client client(options);
+  distlock::ReadWriteLock rw = client.read_write_lock(name);
+  rw.lock_shared();
+  std::printf("held\n");
+  std::fflush(stdout);
+  for (;;) ::pause();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc == 5 && std::string(argv[1]) == "fair-wait") {
     try {
       return fair_wait(argv);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fair waiter failed: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (argc == 5 && std::string(argv[1]) == "read-hold") {
+    try {
+      return read_hold(argv[2], argv[3], argv[4]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "lock worker failed: %s\n", e.what());
       return 1;
     }
   }

@@ -7,7 +7,12 @@
 --              SET NX lock's token), 'q' the zset KEYS[2i-1] has the member
 --              ARGV[3i-1] (a fair lock's waiting place): its score becomes the
 --              server's TIME + the lease, and the zset and the queue KEYS[2i]
---              live at least that long
+--              live at least that long, 'r' a read-write lock's hold: the hash
+--              KEYS[2i-1] has the field ARGV[3i-1]; for a read hold KEYS[2i]
+--              is its timeout-key prefix and at least one of its timeout
+--              keys KEYS[2i]:1..count must be left (all are extended), for a
+--              write hold KEYS[2i] is the hash again; the hash's PEXPIRE is
+--              only ever lengthened (it is the longest hold's)
 -- ARGV[3i-1]   that field or value
 -- ARGV[3i]     lease in milliseconds; "0" checks without extending (fixed
 --              leases, after a reconnect)
@@ -33,8 +38,27 @@ for i = 1, #ARGV / 3 do
       end
     end
     ttl = '0'  -- extended above: the PEXPIRE below is for the other kinds
+  elseif kind == 'r' then
+    local count = tonumber(redis.pcall('hget', key, member))
+    local key2 = KEYS[2 * i]
+    if key2 == key then
+      held = count ~= nil
+    else
+      for n = 1, (count or 0) do
+        if redis.call('exists', key2 .. ':' .. n) == 1 then
+          held = true
+          if ttl ~= '0' then
+            redis.call('pexpire', key2 .. ':' .. n, ttl)
+          end
+        end
+      end
+    end
+    if held and ttl ~= '0' and redis.call('pttl', key) < tonumber(ttl) then
+      redis.call('pexpire', key, ttl)
+    end
   end
-  if held and ttl ~= '0' then
+  -- ('r' extended its keys itself, never shortening the hash.)
+  if held and ttl ~= '0' and kind ~= 'r' then
     redis.call('pexpire', key, ttl)
   end
   result[i] = held and 1 or 0

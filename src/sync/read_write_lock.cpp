@@ -1,0 +1,24 @@
+#include "distlock/read_write_lock.hpp"
+
+#include "distlock/client.hpp"
+#include "distlock/error.hpp"
+#include "sync/read_write_lock_sides.hpp"
+#include "sync/services.hpp"
+
+namespace distlock {
+
+ReadWriteLock::ReadWriteLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced)
+    : read_(client, std::make_shared<const sync::ReadSide>(name)),
+      write_(std::move(client), std::make_shared<const sync::WriteSide>(std::move(name), fenced)) {}
+
+ReadWriteLock Client::read_write_lock(std::string name) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return ReadWriteLock(sync::services_of(impl_), std::move(name), false);
+}
+
+ReadWriteLock Client::fenced_read_write_lock(std::string name) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return ReadWriteLock(sync::services_of(impl_), std::move(name), true);
+}
+
+}  // namespace distlock

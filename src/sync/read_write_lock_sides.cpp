@@ -1,0 +1,149 @@
+#include "sync/read_write_lock_sides.hpp"
+
+#include <array>
+
+#include "script/scripts.hpp"
+#include "sync/holding_step.hpp"
+#include "sync/lock_keys.hpp"
+#include "sync/lock_step.hpp"
+
+namespace distlock::sync {
+namespace {
+
+// Redisson's unlock messages: a read unlock wakes one waiter of a plain
+// RLock, a write unlock all of them. Our waiters pick by their own policy
+// (readers all, writers one), so these only keep Redisson's waiters right.
+constexpr std::string_view kReadUnlockMessage = "0";
+constexpr std::string_view kWriteUnlockMessage = "1";
+
+// A read hold: rw_read_acquire.lua; every read waiter wakes on an unlock
+// (a writer's unlock lets all of them in together).
+class ReadStep final : public HoldingStep {
+ public:
+  ReadStep(Services& client,
+           const ReadSide& side,
+           std::shared_ptr<Holding> state,
+           std::uint32_t count_after)
+      : HoldingStep(client, std::move(state), count_after),
+        side_(side),
+        write_field_(state_->owner + ":write") {
+    keys_ = {side_.name(), state_->renewal.key2};
+    args_ = {state_->ttl_text, state_->owner, write_field_};
+  }
+
+  const script::Script& script() const override { return script::scripts().rw_read_acquire; }
+  std::span<const std::string_view> keys() const override { return keys_; }
+  std::span<const std::string_view> args() const override { return args_; }
+  // Same replies as acquire.lua without a fence.
+  Attempt interpret(const Value& reply) const override { return interpret_acquire_reply(reply); }
+  std::string_view channel() const override { return side_.names.channel; }
+  runtime::Wake wake() const override { return runtime::Wake::all; }
+
+ private:
+  const ReadSide& side_;
+  const std::string write_field_;
+  std::array<std::string_view, 2> keys_;
+  std::array<std::string_view, 3> args_;
+};
+
+// The write hold: rw_write_acquire.lua; one write waiter wakes per unlock.
+class WriteStep final : public HoldingStep {
+ public:
+  WriteStep(Services& client,
+            const WriteSide& side,
+            std::shared_ptr<Holding> state,
+            std::uint32_t count_after)
+      : HoldingStep(client, std::move(state), count_after), side_(side) {
+    keys_ = {side_.name(), side_.names.key_prefix, side_.fence};
+    key_count_ = side_.fence.empty() ? 2 : 3;
+    args_ = {state_->ttl_text, state_->owner};
+  }
+
+  const script::Script& script() const override { return script::scripts().rw_write_acquire; }
+  std::span<const std::string_view> keys() const override { return {keys_.data(), key_count_}; }
+  std::span<const std::string_view> args() const override { return args_; }
+  Attempt interpret(const Value& reply) const override { return interpret_acquire_reply(reply); }
+  std::string_view channel() const override { return side_.names.channel; }
+
+ private:
+  const WriteSide& side_;
+  std::array<std::string_view, 3> keys_;
+  std::size_t key_count_;
+  std::array<std::string_view, 2> args_;
+};
+
+}  // namespace
+
+ReadWriteNames::ReadWriteNames(const std::string& name)
+    : key_prefix(name.find('{') == std::string::npos ? "{" + name + "}" : name),
+      channel(redisson_channel("redisson_rwlock", name)) {}
+
+// --- read side -------------------------------------------------------------
+
+ReadSide::ReadSide(std::string name)
+    : Primitive(std::move(name), "read-write lock"), names(this->name()) {}
+
+std::string ReadSide::timeout_prefix(const std::string& owner) const {
+  return names.key_prefix + ":" + owner + ":rwlock_timeout";
+}
+
+std::unique_ptr<HoldingStep> ReadSide::acquire_step(Services& client,
+                                                    std::shared_ptr<Holding> state,
+                                                    std::uint32_t count_after) const {
+  return std::make_unique<ReadStep>(client, *this, std::move(state), count_after);
+}
+
+runtime::Renewal ReadSide::renewal(const std::string& owner) const {
+  return {runtime::Renewal::Kind::rw_hold, name(), owner, timeout_prefix(owner)};
+}
+
+const script::Script& ReadSide::release_script() const {
+  return script::scripts().rw_read_release;
+}
+
+void ReadSide::release_args(const Holding& state,
+                            std::string_view expected,
+                            ReleaseArgs& out) const {
+  out.key(name());
+  out.key(state.renewal.key2);
+  out.key(names.key_prefix);
+  out.arg(state.owner);
+  out.arg(expected);
+  out.arg(names.channel);
+  out.arg(kReadUnlockMessage);
+}
+
+// --- write side ------------------------------------------------------------
+
+WriteSide::WriteSide(std::string name, bool fenced)
+    : Primitive(std::move(name), "read-write lock"), names(this->name()) {
+  if (fenced) fence = fence_key_for(this->name());
+}
+
+std::unique_ptr<HoldingStep> WriteSide::acquire_step(Services& client,
+                                                     std::shared_ptr<Holding> state,
+                                                     std::uint32_t count_after) const {
+  return std::make_unique<WriteStep>(client, *this, std::move(state), count_after);
+}
+
+runtime::Renewal WriteSide::renewal(const std::string& owner) const {
+  // No key2: renew.lua's 'r' branch then checks the write field alone.
+  return {runtime::Renewal::Kind::rw_hold, name(), owner, {}};
+}
+
+const script::Script& WriteSide::release_script() const {
+  return script::scripts().rw_write_release;
+}
+
+void WriteSide::release_args(const Holding& state,
+                             std::string_view expected,
+                             ReleaseArgs& out) const {
+  out.key(name());
+  out.arg(state.ttl_text);
+  out.arg(state.owner);
+  out.arg(expected);
+  out.arg(names.channel);
+  out.arg(kWriteUnlockMessage);
+}
+
+}  // namespace distlock::sync
