@@ -10,4 +10,6 @@
 #include "distlock/lease.hpp"
 #include "distlock/lock.hpp"
 #include "distlock/lock_async.hpp"
+#include "distlock/simple_lock.hpp"
+#include "distlock/simple_lock_async.hpp"
 #include "distlock/value.hpp"

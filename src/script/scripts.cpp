@@ -11,13 +11,16 @@ const Scripts& scripts() {
       make_script("renew", lua::renew),
       make_script("force_release", lua::force_release),
       make_script("fenced_write", lua::fenced_write),
+      make_script("simple_acquire", lua::simple_acquire),
+      make_script("simple_release", lua::simple_release),
   };
   return all;
 }
 
 std::vector<const Script*> all_scripts() {
   const Scripts& s = scripts();
-  return {&s.acquire, &s.release, &s.renew, &s.force_release, &s.fenced_write};
+  return {&s.acquire,      &s.release,        &s.renew,         &s.force_release,
+          &s.fenced_write, &s.simple_acquire, &s.simple_release};
 }
 
 std::vector<std::vector<std::string>> preload_commands() {

@@ -13,6 +13,8 @@ struct Scripts {
   Script renew;
   Script force_release;
   Script fenced_write;
+  Script simple_acquire;
+  Script simple_release;
 };
 
 // Every script, for the connection handshake's SCRIPT LOAD.
