@@ -12,7 +12,7 @@
 //     "result written=0|1 write_error=E stop=0|1 valid=0|1 unlock=E".
 //
 //   distlock_fault_worker history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS
-//                         COMMAND_TIMEOUT_MS DURATION_MS
+//                         COMMAND_TIMEOUT_MS DURATION_MS [simple]
 //     THREADS threads take the fenced locks "mx:0".."mx:<NAMES-1>" at random
 //     until DURATION_MS has passed (0: no limit) or SIGUSR1 arrives. Even
 //     threads hold them thread-owned (lock / unlock), odd ones as a Lease.
@@ -21,7 +21,8 @@
 //     believed validity) in HISTORY. Errors (timeouts while the server is
 //     paused, ...) are counted, never fatal. Prints "done ops=N errors=E
 //     lost=L increments=I" where increments counts GET+SET pairs that both
-//     succeeded.
+//     succeeded. With "simple", the locks are fenced SimpleLocks (SET NX)
+//     instead of fenced Locks.
 #include <signal.h>
 
 #include <algorithm>
@@ -195,12 +196,14 @@ void history_thread(distlock::Client& client,
                     int thread,
                     int names,
                     const std::atomic<bool>& stop,
+                    bool simple,
                     Totals& totals) {
   std::mt19937 rng(static_cast<unsigned>(process * 1000 + thread));
   const bool thread_owned = thread % 2 == 0;
   while (!stop.load()) {
     const std::string name = "mx:" + std::to_string(rng() % static_cast<unsigned>(names));
-    distlock::Lock lock = client.fenced_lock(name);
+    distlock::Lock lock =
+        simple ? client.fenced_simple_lock(name).as_lock() : client.fenced_lock(name);
     std::error_code ec;
     std::optional<distlock::Lease> lease;
     if (thread_owned) {
@@ -244,12 +247,13 @@ void history_thread(distlock::Client& client,
 }
 
 int history_mode(const std::vector<std::string>& args) {
-  if (args.size() != 8) {
+  if (args.size() != 8 && !(args.size() == 9 && args[8] == "simple")) {
     std::fprintf(stderr,
                  "usage: history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS "
-                 "COMMAND_TIMEOUT_MS DURATION_MS\n");
+                 "COMMAND_TIMEOUT_MS DURATION_MS [simple]\n");
     return 2;
   }
+  const bool simple = args.size() == 9;
   sigset_t usr1 = block_sigusr1();
   const int process = std::stoi(args[1]);
   const int threads = std::stoi(args[2]);
@@ -275,7 +279,7 @@ int history_mode(const std::vector<std::string>& args) {
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back(
-        [&, t] { history_thread(client, history, process, t, names, stop, totals); });
+        [&, t] { history_thread(client, history, process, t, names, stop, simple, totals); });
   }
   {
     std::unique_lock lock(mutex);
