@@ -136,6 +136,25 @@ bool waiter_subscribed(Client& c, const std::string& name) {
   return false;
 }
 
+// How many EVALSHA calls the server has run (INFO commandstats).
+long long evalsha_calls(Client& client) {
+  const std::string stats = client.command("INFO", "commandstats").as_string();
+  const std::string field = "cmdstat_evalsha:calls=";
+  const auto at = stats.find(field);
+  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
+}
+
+// True once a waiter has made `attempts` more acquire attempts than
+// `before` counted: with nothing published, only its poll makes them.
+bool polled(Client& c, long long before, int attempts) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (evalsha_calls(c) >= before + attempts) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return false;
+}
+
 class SimpleLockInterop : public ::testing::TestWithParam<PeerKind> {
  protected:
   void SetUp() override {
@@ -157,6 +176,7 @@ TEST_P(SimpleLockInterop, APeersHoldExcludesDistlockWhichPicksUpItsUnpublishedRe
   SimpleLock lock = client.simple_lock("shared");
   EXPECT_FALSE(lock.try_lock());
   EXPECT_FALSE(lock.try_acquire().has_value());
+  const long long before = evalsha_calls(client);
   auto waited = std::async(std::launch::async, [&] {
     const auto start = std::chrono::steady_clock::now();
     const bool got = lock.try_lock_for(10s);
@@ -166,6 +186,7 @@ TEST_P(SimpleLockInterop, APeersHoldExcludesDistlockWhichPicksUpItsUnpublishedRe
     return std::tuple{got, took, value};
   });
   ASSERT_TRUE(waiter_subscribed(client, "shared"));
+  EXPECT_TRUE(polled(client, before, 4)) << "distlock does not poll the peer's 30 s key";
   client.command("SET", "shared:go", "1");
   ASSERT_TRUE(peer.line("released")) << peer.seen();
   const auto [got, took, value] = waited.get();

@@ -60,6 +60,25 @@ bool waiter_subscribed(Client& c, const std::string& name) {
       10s);
 }
 
+// How many EVALSHA calls the server has run (INFO commandstats).
+long long evalsha_calls(Client& client) {
+  const std::string stats = client.command("INFO", "commandstats").as_string();
+  const std::string field = "cmdstat_evalsha:calls=";
+  const auto at = stats.find(field);
+  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
+}
+
+// True once a waiter has made `attempts` more acquire attempts than
+// `before` counted: with nothing published, only its poll makes them.
+bool polled(Client& c, long long before, int attempts) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (evalsha_calls(c) >= before + attempts) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return false;
+}
+
 bool is_printable_token(const std::string& s) {
   if (s.size() < 16) return false;
   for (unsigned char ch : s) {
@@ -233,6 +252,7 @@ TEST(SimpleLock, AKeyDeletedWithoutPublishIsPickedUpByThePollNotTheTtl) {
   Client b(options_for(server));
   raw.command("SET", "quiet", "peer-token", "PX", "30000");
   SimpleLock waiter = b.simple_lock("quiet");
+  const long long before = evalsha_calls(raw);
   auto got = std::async(std::launch::async, [&] {
     const auto start = std::chrono::steady_clock::now();
     const bool ok = waiter.try_lock_for(5s);
@@ -240,6 +260,7 @@ TEST(SimpleLock, AKeyDeletedWithoutPublishIsPickedUpByThePollNotTheTtl) {
     return std::pair{ok, std::chrono::steady_clock::now() - start};
   });
   ASSERT_TRUE(waiter_subscribed(raw, "quiet"));
+  EXPECT_TRUE(polled(raw, before, 4)) << "the waiter does not poll a key with a 30 s TTL";
   raw.command("DEL", "quiet");
   const auto [ok, took] = got.get();
   EXPECT_TRUE(ok) << "not picked up within 5 s";
@@ -254,12 +275,14 @@ TEST(SimpleLock, AKeyWithoutExpiryIsRecheckedAtThePollCap) {
   raw.command("SET", "forever", "peer-token");
   SimpleLock waiter = b.simple_lock("forever");
   EXPECT_EQ(waiter.remaining_ttl(), std::chrono::milliseconds::max());
+  const long long before = evalsha_calls(raw);
   auto got = std::async(std::launch::async, [&] {
     const bool ok = waiter.try_lock_for(5s);
     if (ok) waiter.unlock();
     return ok;
   });
   ASSERT_TRUE(waiter_subscribed(raw, "forever"));
+  EXPECT_TRUE(polled(raw, before, 4)) << "the waiter does not poll a key without expiry";
   raw.command("DEL", "forever");
   EXPECT_TRUE(got.get());
 }
