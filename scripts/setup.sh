@@ -15,13 +15,16 @@ packages=(
   libhiredis-dev libasio-dev libssl-dev openssl libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools redis-sentinel
+  # The simple lock's interop tests run redis-py's Lock and node redlock as
+  # real peers (redlock itself comes from bench/peers' npm lock file).
+  python3 python3-redis
 )
+# A machine with NodeSource's nodejs already has npm bundled, and Debian's
+# npm package conflicts with it: add node and npm only when they are missing.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(gnuplot-nox python3 python3-redis util-linux)
-  # A machine with NodeSource's nodejs already has npm bundled, and Debian's
-  # npm package conflicts with it: add node and npm only when they are missing.
-  command -v node >/dev/null 2>&1 || packages+=(nodejs)
-  command -v npm >/dev/null 2>&1 || packages+=(npm)
+  packages+=(gnuplot-nox util-linux)
 fi
 
 missing=()

@@ -28,6 +28,11 @@ while [[ $# -gt 0 ]]; do
 done
 
 bash scripts/setup.sh
+# node redlock v4 and ioredis for the simple lock's interop tests, pinned by
+# bench/peers/package-lock.json.
+if [[ ! -d bench/peers/node_modules ]]; then
+  npm ci --prefix bench/peers --no-audit --no-fund
+fi
 jobs=$(nproc)
 stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 

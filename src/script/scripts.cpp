@@ -17,18 +17,32 @@ const Scripts& scripts() {
       make_script("rw_write_acquire", lua::rw_write_acquire),
       make_script("rw_read_release", lua::rw_read_release),
       make_script("rw_write_release", lua::rw_write_release),
+      make_script("simple_acquire", lua::simple_acquire),
+      make_script("simple_release", lua::simple_release),
   };
   return all;
 }
 
 std::vector<const Script*> all_scripts() {
   const Scripts& s = scripts();
+  // One script per line, so adding one never conflicts with another.
+  // clang-format off
   return {
-      &s.acquire,         &s.release,          &s.renew,
-      &s.force_release,   &s.fenced_write,     &s.fair_acquire,
-      &s.fair_release,    &s.rw_read_acquire,  &s.rw_write_acquire,
-      &s.rw_read_release, &s.rw_write_release,
+      &s.acquire,
+      &s.release,
+      &s.renew,
+      &s.force_release,
+      &s.fenced_write,
+      &s.fair_acquire,
+      &s.fair_release,
+      &s.rw_read_acquire,
+      &s.rw_write_acquire,
+      &s.rw_read_release,
+      &s.rw_write_release,
+      &s.simple_acquire,
+      &s.simple_release,
   };
+  // clang-format on
 }
 
 std::vector<std::vector<std::string>> preload_commands() {

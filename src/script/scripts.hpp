@@ -19,6 +19,8 @@ struct Scripts {
   Script rw_write_acquire;
   Script rw_read_release;
   Script rw_write_release;
+  Script simple_acquire;
+  Script simple_release;
 };
 
 // Every script, for the connection handshake's SCRIPT LOAD.

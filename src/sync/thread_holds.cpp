@@ -193,13 +193,13 @@ std::error_code unlock_for_thread(Services& client, const Primitive& primitive) 
   return ec;
 }
 
-std::shared_ptr<Holding> thread_holding(Services& client, const Primitive& primitive) {
+std::shared_ptr<Holding> thread_holding(const Services& client, const Primitive& primitive) {
   auto it = thread_holds().find(hold_key(client, primitive));
   // A hold counted down to zero may linger while its release settles.
   return it == thread_holds().end() || it->second.count == 0 ? nullptr : it->second.state;
 }
 
-std::uint32_t thread_count(Services& client, const Primitive& primitive) {
+std::uint32_t thread_count(const Services& client, const Primitive& primitive) {
   auto it = thread_holds().find(hold_key(client, primitive));
   return it == thread_holds().end() ? 0 : it->second.count;
 }

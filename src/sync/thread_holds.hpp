@@ -43,9 +43,9 @@ AcquireOutcome acquire_for_thread(const std::shared_ptr<Services>& client,
 std::error_code unlock_for_thread(Services& client, const Primitive& primitive) noexcept;
 
 // The calling thread's holding of `primitive`, null when it holds none.
-std::shared_ptr<Holding> thread_holding(Services& client, const Primitive& primitive);
+std::shared_ptr<Holding> thread_holding(const Services& client, const Primitive& primitive);
 // The calling thread's local hold count of `primitive` (0 when none).
-std::uint32_t thread_count(Services& client, const Primitive& primitive);
+std::uint32_t thread_count(const Services& client, const Primitive& primitive);
 
 // A handle-owned holding with its own random owner: nullopt when not
 // acquired (ec set on failure, with `message` naming the problem).

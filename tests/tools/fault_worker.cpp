@@ -250,9 +250,10 @@ void history_thread(distlock::Client& client,
       read_once(client, name, totals);
       continue;
     }
-    distlock::Lock lock = kind == "fair" ? client.fenced_fair_lock(name)
-                          : kind == "rw" ? client.fenced_read_write_lock(name).write_lock()
-                                         : client.fenced_lock(name);
+    distlock::Lock lock = kind == "fair"     ? client.fenced_fair_lock(name)
+                          : kind == "rw"     ? client.fenced_read_write_lock(name).write_lock()
+                          : kind == "simple" ? client.fenced_simple_lock(name).as_lock()
+                                             : client.fenced_lock(name);
     std::error_code ec;
     std::optional<distlock::Lease> lease;
     if (thread_owned) {
@@ -298,7 +299,7 @@ void history_thread(distlock::Client& client,
 }
 
 int history_mode(const std::vector<std::string>& args, std::string kind) {
-  if (args.size() == 9 && kind == "lock" && args[8] == "rw") {
+  if (args.size() == 9 && kind == "lock" && (args[8] == "rw" || args[8] == "simple")) {
     kind = args[8];
   } else if (args.size() != 8) {
     std::fprintf(stderr,

@@ -1,0 +1,27 @@
+// SimpleLock's construction and the Client's factories; every member
+// forwards to a Lock built on SimplePrimitive (the seam of issue 10), so the
+// holds, leases, pending releases and waiting are Lock's own.
+#include "distlock/simple_lock.hpp"
+
+#include "distlock/client.hpp"
+#include "distlock/error.hpp"
+#include "sync/services.hpp"
+#include "sync/simple_lock_primitive.hpp"
+
+namespace distlock {
+
+SimpleLock::SimpleLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced)
+    : lock_(client,
+            std::make_shared<const sync::SimplePrimitive>(std::move(name), fenced, kPollCap)) {}
+
+SimpleLock Client::simple_lock(std::string name) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return SimpleLock(sync::services_of(impl_), std::move(name), false);
+}
+
+SimpleLock Client::fenced_simple_lock(std::string name) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return SimpleLock(sync::services_of(impl_), std::move(name), true);
+}
+
+}  // namespace distlock

@@ -1,0 +1,102 @@
+#include "sync/simple_lock_primitive.hpp"
+
+#include <algorithm>
+
+#include "runtime/identity.hpp"
+#include "script/scripts.hpp"
+#include "sync/lock_keys.hpp"
+#include "sync/lock_step.hpp"
+#include "sync/thread_holds.hpp"
+
+namespace distlock::sync {
+namespace {
+
+constexpr std::string_view kUnlockMessage = "0";
+
+}  // namespace
+
+SimplePrimitive::SimplePrimitive(std::string lock_name, bool fenced, std::chrono::milliseconds cap)
+    : Primitive(std::move(lock_name), "simple lock"),
+      channel(redisson_channel("distlock_simple_lock__channel", name())),
+      poll_cap(cap) {
+  if (fenced) fence = fence_key_for(name());
+}
+
+std::string SimplePrimitive::owner_for(std::string) const {
+  // The token is the lock's value, compared on release and renewal: a fresh
+  // one per acquisition, so a late release of an earlier holding (ours or a
+  // peer's) can never match a later one.
+  return runtime::random_token();
+}
+
+std::unique_ptr<HoldingStep> SimplePrimitive::acquire_step(Services& client,
+                                                           std::shared_ptr<Holding> state,
+                                                           std::uint32_t) const {
+  return std::make_unique<SimpleStep>(client, *this, std::move(state));
+}
+
+runtime::Renewal SimplePrimitive::renewal(const std::string& owner) const {
+  return {runtime::Renewal::Kind::string_value, name(), owner, {}};
+}
+
+const script::Script& SimplePrimitive::release_script() const {
+  return script::scripts().simple_release;
+}
+
+void SimplePrimitive::release_args(const Holding& state, std::string_view, ReleaseArgs& out) const {
+  // Not reentrant: every release is of the one hold, so the expected count
+  // (always 1) is not needed. A repeat after a lost reply finds the key gone
+  // (-1), which PendingRelease reads as released for a hold valid until the
+  // unlock.
+  out.key(name());
+  out.arg(state.owner);
+  out.arg(channel);
+  out.arg(kUnlockMessage);
+}
+
+std::uint32_t SimplePrimitive::query_count(const Services& client,
+                                           const std::string&,
+                                           std::error_code& ec,
+                                           std::string& what) const {
+  ec.clear();
+  const auto held = thread_holding(client, *this);
+  if (!held) return 0;
+  const std::string_view args[] = {"GET", name()};
+  const Value v = query(client, args, ec, what);
+  if (ec) return 0;
+  return v.is_string() && v.as_string() == held->owner ? 1 : 0;
+}
+
+// --- SimpleStep ------------------------------------------------------------------
+
+SimpleStep::SimpleStep(Services& client,
+                       const SimplePrimitive& lock,
+                       std::shared_ptr<Holding> state)
+    : HoldingStep(client, std::move(state), 1), lock_(lock) {
+  keys_ = {lock_.name(), lock_.fence};
+  key_count_ = lock_.fence.empty() ? 1 : 2;
+  args_ = {state_->ttl_text, state_->owner};
+}
+
+const script::Script& SimpleStep::script() const {
+  return script::scripts().simple_acquire;
+}
+
+std::span<const std::string_view> SimpleStep::keys() const {
+  return {keys_.data(), key_count_};
+}
+
+std::span<const std::string_view> SimpleStep::args() const {
+  return args_;
+}
+
+Attempt SimpleStep::interpret(const Value& reply) const {
+  // Same reply shape as acquire.lua's.
+  Attempt a = interpret_acquire_reply(reply);
+  if (a.kind == Attempt::Kind::contended && a.retry_after) {
+    a.retry_after = std::min(*a.retry_after, lock_.poll_cap);
+  }
+  return a;
+}
+
+}  // namespace distlock::sync
