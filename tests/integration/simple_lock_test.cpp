@@ -117,13 +117,26 @@ TEST(SimpleLock, TheHolderThreadsTryLockReturnsFalseAndItsLockThrowsInvalidArgum
   const std::string token = value_of(client, "once");
   EXPECT_FALSE(lock.try_lock());
   EXPECT_FALSE(lock.try_lock_for(50ms));
+  // Bounded: a lock() that waits for itself (the bug this refusal prevents)
+  // gets the key deleted under it after 20 s, so it returns and the test
+  // fails instead of hanging.
+  std::promise<void> refused;
+  std::thread unblock([&, done = refused.get_future()] {
+    if (done.wait_for(20s) == std::future_status::timeout) {
+      Client(options_for(server)).command("DEL", "once");
+    }
+  });
+  bool returned = false;
   try {
     lock.lock();
-    ADD_FAILURE() << "lock() by the holder returned";
+    returned = true;
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), errc::invalid_argument);
     EXPECT_NE(std::string(e.what()).find("not reentrant"), std::string::npos) << e.what();
   }
+  refused.set_value();
+  unblock.join();
+  ASSERT_FALSE(returned) << "lock() by the holder waited for itself";
   std::error_code ec;
   lock.lock(1s, ec);
   EXPECT_EQ(ec, errc::invalid_argument);
