@@ -15,31 +15,15 @@
 #include "support/history.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
+using test::options_for;
 using test::RedisServer;
-
-ClientOptions options_for(const RedisServer& server, std::chrono::milliseconds watchdog = 30s) {
-  ClientOptions o = ClientOptions::from_uri(server.uri());
-  o.watchdog_timeout = watchdog;
-  o.reconnect_min_delay = 10ms;
-  o.reconnect_max_delay = 100ms;
-  return o;
-}
-
-// Polls `pred` every few ms until true or `bound` passes.
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 std::string queue_of(const std::string& name) {
   return "redisson_lock_queue:{" + name + "}";

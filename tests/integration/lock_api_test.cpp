@@ -11,20 +11,15 @@
 
 #include "distlock/distlock.hpp"
 #include "support/redis_server.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::options_for;
 using test::RedisServer;
 using test::RedisServerOptions;
-
-ClientOptions options_for(const RedisServer& server) {
-  ClientOptions o = ClientOptions::from_uri(server.uri());
-  o.reconnect_min_delay = 10ms;
-  o.reconnect_max_delay = 100ms;
-  return o;
-}
 
 // A server with the ACL user "limited" (password "pw"), which may not run
 // scripts, EXISTS or PTTL: those calls get a NOPERM error reply.

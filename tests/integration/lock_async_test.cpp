@@ -25,29 +25,15 @@
 #include "distlock/distlock.hpp"
 #include "distlock/lock_async.hpp"
 #include "support/redis_server.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
+using test::options_for;
 using test::RedisServer;
-
-ClientOptions options_for(const RedisServer& server) {
-  ClientOptions o = ClientOptions::from_uri(server.uri());
-  o.reconnect_min_delay = 10ms;
-  o.reconnect_max_delay = 100ms;
-  return o;
-}
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 long long subscribers(Client& client, const std::string& channel) {
   return client.command("PUBSUB", "NUMSUB", channel).as_array()[1].as_integer();

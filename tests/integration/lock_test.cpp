@@ -18,52 +18,22 @@
 #include "script/scripts.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
+using test::options_for;
 using test::RedisServer;
-
-ClientOptions options_for(const RedisServer& server,
-                          std::chrono::milliseconds watchdog = std::chrono::seconds(30)) {
-  ClientOptions o = ClientOptions::from_uri(server.uri());
-  o.watchdog_timeout = watchdog;
-  o.reconnect_min_delay = 10ms;
-  o.reconnect_max_delay = 100ms;
-  return o;
-}
+using test::wait_for_stop;
 
 // Runs `f` on another thread and returns its result.
 template <class F>
 auto on_other_thread(F f) {
   auto task = std::async(std::launch::async, std::move(f));
   return task.get();
-}
-
-// Waits until `token` is stop-requested, at most `bound`.
-bool wait_for_stop(std::stop_token token, std::chrono::milliseconds bound) {
-  std::mutex m;
-  std::condition_variable cv;
-  bool stopped = false;
-  std::stop_callback cb(token, [&] {
-    std::lock_guard lock(m);
-    stopped = true;
-    cv.notify_all();
-  });
-  std::unique_lock lock(m);
-  return cv.wait_for(lock, bound, [&] { return stopped; });
-}
-
-// Polls `pred` every few ms until true or `bound` passes.
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
 }
 
 // How many EVALSHA calls the server has run (INFO commandstats).

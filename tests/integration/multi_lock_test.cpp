@@ -15,19 +15,15 @@
 #include "distlock/distlock.hpp"
 #include "support/history.hpp"
 #include "support/redis_server.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
+using test::options_for;
 using test::RedisServer;
-
-ClientOptions options_for(const RedisServer& server) {
-  ClientOptions o = ClientOptions::from_uri(server.uri());
-  o.reconnect_min_delay = 10ms;
-  o.reconnect_max_delay = 100ms;
-  return o;
-}
 
 bool exists(Client& client, const std::string& key) {
   return client.command("EXISTS", key).as_integer() == 1;
@@ -36,17 +32,6 @@ bool exists(Client& client, const std::string& key) {
 std::int64_t subscribers(Client& client, const std::string& name) {
   const Value reply = client.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{" + name + "}");
   return reply.as_array().at(1).as_integer();
-}
-
-// Polls `pred` every few ms until true or `bound` passes.
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
 }
 
 // Runs `f` on another thread and returns its result.

@@ -14,35 +14,19 @@
 #include "distlock/distlock.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
+using test::options_for;
 using test::RedisServer;
-
-ClientOptions options_for(const RedisServer& server,
-                          std::chrono::milliseconds watchdog = std::chrono::seconds(30)) {
-  ClientOptions o = ClientOptions::from_uri(server.uri());
-  o.watchdog_timeout = watchdog;
-  o.reconnect_min_delay = 10ms;
-  o.reconnect_max_delay = 100ms;
-  return o;
-}
 
 template <class F>
 auto on_other_thread(F f) {
   return std::async(std::launch::async, std::move(f)).get();
-}
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
 }
 
 long long evalsha_calls(Client& client) {

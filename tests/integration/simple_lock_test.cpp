@@ -14,19 +14,15 @@
 
 #include "distlock/distlock.hpp"
 #include "support/redis_server.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
+using test::options_for;
 using test::RedisServer;
-
-ClientOptions options_for(const RedisServer& server,
-                          std::chrono::milliseconds watchdog = std::chrono::seconds(30)) {
-  ClientOptions o = ClientOptions::from_uri(server.uri());
-  o.watchdog_timeout = watchdog;
-  return o;
-}
 
 template <class F>
 auto on_other_thread(F f) {
@@ -36,17 +32,6 @@ auto on_other_thread(F f) {
 std::string value_of(Client& c, const std::string& key) {
   const Value v = c.command("GET", key);
   return v.is_nil() ? std::string() : v.as_string();
-}
-
-// Polls `pred` every few ms until true or `bound` passes.
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
 }
 
 // True once someone (a waiter of `name`) is subscribed to its unlock channel.
