@@ -28,6 +28,7 @@ SHORT = {
 NAMES = {
     "distlock": "distlock",
     "distlock-fenced": "distlock fenced",
+    "distlock-fair": "distlock fair lock",
     "redlock": "node redlock 4",
     "semaphore": "node redis-semaphore Mutex",
     "python": "python redis Lock",
@@ -346,7 +347,7 @@ def contended_table(run):
             "| worst wait ms | barging share | Jain fairness | counter exact |",
             "|---|---|---|---|---|---|---|---|---|---|"]
     best, _ = run.best_peer(lambda p: run.get("acquisitions_per_s", scenario="contended", lib=p))
-    for lib in ["distlock"] + PEERS:
+    for lib in ["distlock", "distlock-fair"] + PEERS:
         c = run.find(scenario="contended", lib=lib)
         if not c:
             continue
