@@ -53,9 +53,7 @@ class RateLimiter {
   // call set it, false when a rate was already set (by any Client; the
   // existing rate is kept).
   bool try_set_rate(std::int64_t permits, std::chrono::milliseconds interval);
-  bool try_set_rate(std::int64_t permits,
-                    std::chrono::milliseconds interval,
-                    std::error_code& ec);
+  bool try_set_rate(std::int64_t permits, std::chrono::milliseconds interval, std::error_code& ec);
 
   // Takes n permits if the server has them now: true when taken, false (and
   // nothing taken) when not.

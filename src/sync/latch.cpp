@@ -19,7 +19,8 @@ void throw_if(const std::error_code& ec, const std::string& what) {
 }  // namespace
 
 Latch::Latch(std::shared_ptr<sync::Services> client, std::string name)
-    : client_(std::move(client)), names_(std::make_shared<const sync::LatchNames>(std::move(name))) {}
+    : client_(std::move(client)),
+      names_(std::make_shared<const sync::LatchNames>(std::move(name))) {}
 
 const std::string& Latch::name() const noexcept {
   return names_->name;
@@ -35,9 +36,8 @@ bool set_count(sync::Services& client,
   const std::string text = std::to_string(count);
   const auto keys = names.keys();
   const std::string_view args[] = {text};
-  const Value v = sync::call_script_blocking(client, names.name,
-                                             script::scripts().latch_try_set_count, keys, args,
-                                             ec, what);
+  const Value v = sync::call_script_blocking(
+      client, names.name, script::scripts().latch_try_set_count, keys, args, ec, what);
   return !ec && v.is_integer() && v.as_integer() == 1;
 }
 
@@ -46,8 +46,8 @@ std::int64_t read_count(sync::Services& client,
                         std::error_code& ec,
                         std::string& what) {
   const std::string_view keys[] = {names.name};
-  const Value v = sync::call_script_blocking(client, names.name, script::scripts().latch_wait,
-                                             keys, {}, ec, what);
+  const Value v = sync::call_script_blocking(client, names.name, script::scripts().latch_wait, keys,
+                                             {}, ec, what);
   if (ec) return 0;
   if (!v.is_integer()) {
     ec = errc::protocol_error;
@@ -123,15 +123,15 @@ void Latch::wait() {
 }
 
 bool Latch::wait_until(std::chrono::steady_clock::time_point deadline, std::error_code& ec) {
-  const auto outcome = sync::acquire_step_blocking(
-      *client_, std::make_unique<sync::LatchStep>(names_), deadline);
+  const auto outcome =
+      sync::acquire_step_blocking(*client_, std::make_unique<sync::LatchStep>(names_), deadline);
   ec = outcome.ec;
   return !ec && outcome.acquired;
 }
 
 bool Latch::wait_until(std::chrono::steady_clock::time_point deadline) {
-  const auto outcome = sync::acquire_step_blocking(
-      *client_, std::make_unique<sync::LatchStep>(names_), deadline);
+  const auto outcome =
+      sync::acquire_step_blocking(*client_, std::make_unique<sync::LatchStep>(names_), deadline);
   throw_if(outcome.ec, outcome.message);
   return outcome.acquired;
 }
@@ -146,8 +146,8 @@ bool Latch::wait_for_ms(std::chrono::milliseconds wait, std::error_code& ec) {
 
 bool Latch::wait_for_ms(std::chrono::milliseconds wait) {
   if (wait.count() < 0) {
-    throw Error(errc::invalid_argument, "latch wait is " + std::to_string(wait.count()) +
-                                            " ms; it must be >= 0");
+    throw Error(errc::invalid_argument,
+                "latch wait is " + std::to_string(wait.count()) + " ms; it must be >= 0");
   }
   return wait_until(std::chrono::steady_clock::now() + wait);
 }

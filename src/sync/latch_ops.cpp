@@ -81,9 +81,8 @@ Value call_script_blocking(Services& client,
 LatchNames::LatchNames(std::string latch_name) : name(std::move(latch_name)) {
   validate_sync_name(name, "latch");
   // Redisson's prefixName: a name with a hash tag keeps it as it is.
-  channel = name.find('{') == std::string::npos
-                ? "redisson_countdownlatch__channel:{" + name + "}"
-                : "redisson_countdownlatch__channel:" + name;
+  channel = name.find('{') == std::string::npos ? "redisson_countdownlatch__channel:{" + name + "}"
+                                                : "redisson_countdownlatch__channel:" + name;
 }
 
 LatchStep::LatchStep(std::shared_ptr<const LatchNames> names)

@@ -31,8 +31,9 @@ CheckMap latch_checks() {
          return ec;
        })},
       {"latch.count_down_unset", on_client([](Client& c) { c.latch("never-set").count_down(); })},
-      {"latch.wrong_type", on_client_after([](Client& c) { c.command("HSET", "latch-hash", "f", "v"); },
-                                           [](Client& c) { c.latch("latch-hash").count(); })},
+      {"latch.wrong_type",
+       on_client_after([](Client& c) { c.command("HSET", "latch-hash", "f", "v"); },
+                       [](Client& c) { c.latch("latch-hash").count(); })},
       {"latch.after_close", on_closed_client([](Client& c) { c.latch("x").wait(); })},
   };
 }

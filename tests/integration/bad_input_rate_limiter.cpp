@@ -38,23 +38,27 @@ CheckMap rate_limiter_checks() {
        })},
       {"rate_limiter.try_acquire_n_zero",
        on_client_after(limited, [](Client& c) { c.rate_limiter("limited").try_acquire(0); })},
-      {"rate_limiter.try_acquire_n_negative_ec", on_client_after(limited, [](Client& c) {
-         std::error_code ec;
-         c.rate_limiter("limited").try_acquire(-1, ec);
-         return ec;
-       })},
+      {"rate_limiter.try_acquire_n_negative_ec",
+       on_client_after(limited,
+                       [](Client& c) {
+                         std::error_code ec;
+                         c.rate_limiter("limited").try_acquire(-1, ec);
+                         return ec;
+                       })},
       {"rate_limiter.try_acquire_n_above_rate",
        on_client_after(limited, [](Client& c) { c.rate_limiter("limited").try_acquire(3); })},
       {"rate_limiter.acquire_n_above_rate",
        on_client_after(limited, [](Client& c) { c.rate_limiter("limited").acquire(3); })},
-      {"rate_limiter.try_acquire_for_wait_negative", on_client_after(limited, [](Client& c) {
-         c.rate_limiter("limited").try_acquire_for(1, -1ms);
-       })},
-      {"rate_limiter.try_acquire_for_n_zero_ec", on_client_after(limited, [](Client& c) {
-         std::error_code ec;
-         c.rate_limiter("limited").try_acquire_for(0, 1s, ec);
-         return ec;
-       })},
+      {"rate_limiter.try_acquire_for_wait_negative",
+       on_client_after(limited,
+                       [](Client& c) { c.rate_limiter("limited").try_acquire_for(1, -1ms); })},
+      {"rate_limiter.try_acquire_for_n_zero_ec",
+       on_client_after(limited,
+                       [](Client& c) {
+                         std::error_code ec;
+                         c.rate_limiter("limited").try_acquire_for(0, 1s, ec);
+                         return ec;
+                       })},
       {"rate_limiter.try_acquire_no_rate",
        on_client([](Client& c) { c.rate_limiter("unset").try_acquire(); })},
       {"rate_limiter.acquire_no_rate",

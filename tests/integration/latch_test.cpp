@@ -139,7 +139,8 @@ TEST(Latch, WaitersInSeveralClientsAndAnotherProcessAreAllReleasedTogether) {
       }));
     }
   }
-  auto other = test::ChildProcess::spawn({DISTLOCK_LOCK_WORKER, "latch-wait", server.uri(), "gate"});
+  auto other =
+      test::ChildProcess::spawn({DISTLOCK_LOCK_WORKER, "latch-wait", server.uri(), "gate"});
   // Three Clients and the other process have joined the channel.
   ASSERT_TRUE(eventually([&] { return subscribers(opener, kChannel) == 4; }, 20s));
   for (auto& w : waits) EXPECT_EQ(w.wait_for(0ms), std::future_status::timeout);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <future>
 #include <string>
 #include <thread>
@@ -47,8 +48,8 @@ long long last_admission(Client& client, const std::string& name) {
 
 // The server's TIME now, in microseconds.
 long long server_time(Client& client) {
-  const auto t = client.command("TIME").as_array();
-  return std::stoll(t[0].as_string()) * 1000000 + std::stoll(t[1].as_string());
+  return client.command("EVAL", "local t = redis.call('time') return t[1] * 1000000 + t[2]", 0)
+      .as_integer();
 }
 
 TEST(RateLimiter, TrySetRateSucceedsOnlyForTheFirstCallAcrossClients) {
@@ -106,7 +107,8 @@ TEST(RateLimiter, RefusedThenAdmittedAgainAfterTheInterval) {
   EXPECT_FALSE(limiter.try_acquire());
   EXPECT_EQ(last_admission(client, "api"), first) << "a refusal writes nothing";
   ASSERT_TRUE(eventually([&] { return limiter.try_acquire(2); }, 20s));
-  EXPECT_GE(last_admission(client, "api") - first, 500'000) << "a full burst again only after the interval";
+  EXPECT_GE(last_admission(client, "api") - first, 500'000)
+      << "a full burst again only after the interval";
 }
 
 TEST(RateLimiter, TryAcquireForWaitsExactlyUntilThePermitIsDue) {
@@ -167,7 +169,7 @@ std::vector<int> hammer(const RedisServer& server,
                                                  name, std::to_string(duration.count())}));
   }
   EXPECT_TRUE(eventually(
-      [&] { return client.command("GET", name + ":ready").as_string() == "4"; }, 30s));
+      [&] { return client.command("INCRBY", name + ":ready", 0).as_integer() == 4; }, 30s));
   EXPECT_TRUE(limiter.try_acquire(rate)) << "a fresh limiter gives its burst";
   const long long drained = last_admission(client, name);
   client.command("SET", name + ":go", "1");
@@ -179,7 +181,8 @@ std::vector<int> hammer(const RedisServer& server,
   const long long start = drained + interval_us / rate / 2;
   const long long end = server_time(client);
   std::vector<int> counts(static_cast<std::size_t>((end - start) / interval_us), 0);
-  for (const auto& v : client.command("LRANGE", name + ":admitted", 0, -1).as_array()) {
+  const Value admitted = client.command("LRANGE", name + ":admitted", 0, -1);
+  for (const auto& v : admitted.as_array()) {
     const long long at = std::stoll(v.as_string());
     if (at < start) {
       ADD_FAILURE() << "an admission before the first permit was due";
@@ -188,6 +191,10 @@ std::vector<int> hammer(const RedisServer& server,
     const auto w = static_cast<std::size_t>((at - start) / interval_us);
     if (w < counts.size()) ++counts[w];
   }
+  std::string shown;
+  for (int c : counts) shown += " " + std::to_string(c);
+  std::printf("rate %lld per %lld ms, admitted per window:%s\n", static_cast<long long>(rate),
+              static_cast<long long>(interval.count()), shown.c_str());
   return counts;
 }
 
