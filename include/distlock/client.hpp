@@ -42,6 +42,8 @@ class Arg {
 class Lock;
 class ReadWriteLock;
 class SimpleLock;
+class Latch;        // issue 12 (latch.hpp)
+class RateLimiter;  // issue 12 (rate_limiter.hpp)
 
 // A connection to one Redis deployment, shared by all threads of a process.
 //
@@ -123,6 +125,12 @@ class Client {
   ReadWriteLock fenced_read_write_lock(std::string name);
   SimpleLock simple_lock(std::string name);
   SimpleLock fenced_simple_lock(std::string name);
+  // Issue 12's synchronizers, each defined with its class: a countdown latch
+  // (latch.hpp) and a rate limiter on the server's clock (rate_limiter.hpp).
+  // Cheap; no I/O. Throw Error(invalid_argument) for an empty name or one
+  // over 64 KiB, Error(closed) on a moved-from Client.
+  Latch latch(std::string name);
+  RateLimiter rate_limiter(std::string name);
 
   // Closes the connections, fails everything queued or in flight with
   // errc::closed, stops renewing leases (they then expire on the server after

@@ -16,3 +16,6 @@
 #include "distlock/simple_lock.hpp"
 #include "distlock/simple_lock_async.hpp"
 #include "distlock/value.hpp"
+// issue 12
+#include "distlock/latch.hpp"
+#include "distlock/rate_limiter.hpp"

@@ -19,6 +19,12 @@ const Scripts& scripts() {
       make_script("rw_write_release", lua::rw_write_release),
       make_script("simple_acquire", lua::simple_acquire),
       make_script("simple_release", lua::simple_release),
+      make_script("latch_try_set_count", lua::latch_try_set_count),
+      make_script("latch_count_down", lua::latch_count_down),
+      make_script("latch_wait", lua::latch_wait),
+      make_script("rate_limiter_set", lua::rate_limiter_set),
+      make_script("rate_limiter_acquire", lua::rate_limiter_acquire),
+      make_script("rate_limiter_available", lua::rate_limiter_available),
   };
   return all;
 }
@@ -41,6 +47,12 @@ std::vector<const Script*> all_scripts() {
       &s.rw_write_release,
       &s.simple_acquire,
       &s.simple_release,
+      &s.latch_try_set_count,
+      &s.latch_count_down,
+      &s.latch_wait,
+      &s.rate_limiter_set,
+      &s.rate_limiter_acquire,
+      &s.rate_limiter_available,
   };
   // clang-format on
 }

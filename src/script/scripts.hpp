@@ -21,6 +21,13 @@ struct Scripts {
   Script rw_write_release;
   Script simple_acquire;
   Script simple_release;
+  // issue 12: the countdown latch and the rate limiter
+  Script latch_try_set_count;
+  Script latch_count_down;
+  Script latch_wait;
+  Script rate_limiter_set;
+  Script rate_limiter_acquire;
+  Script rate_limiter_available;
 };
 
 // Every script, for the connection handshake's SCRIPT LOAD.

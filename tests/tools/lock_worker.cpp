@@ -16,6 +16,18 @@
 // sleeps until killed.
 //
 //   distlock_lock_worker read-hold URI NAME WATCHDOG_MS
+//
+// Or a latch waiter in another process (issue 12): waits up to 60 s for the
+// latch NAME to open; exit status 0 when it did, 2 when the wait ran out.
+//
+//   distlock_lock_worker latch-wait URI NAME
+//
+// Or a rate limiter hammer (issue 12): INCRs NAME:ready, waits for the key
+// NAME:go, then for DURATION_MS two threads take permits of the limiter NAME
+// one at a time (one with acquire(), one with try_acquire() every 2 ms) and
+// RPUSH the server's TIME in microseconds onto NAME:admitted after each.
+//
+//   distlock_lock_worker rate-hammer URI NAME DURATION_MS
 #include <unistd.h>
 
 #include <chrono>
@@ -53,6 +65,43 @@ int read_hold(const char* uri, const char* name, const char* watchdog_ms) {
   for (;;) ::pause();
 }
 
+int latch_wait(const char* uri, const char* name) {
+  distlock::Client client(uri);
+  distlock::Latch latch = client.latch(name);
+  return latch.wait_for(std::chrono::seconds(60)) ? 0 : 2;
+}
+
+// The server's TIME in microseconds, recorded by the server itself.
+constexpr const char* kRecordAdmission =
+    "local t = redis.call('time') "
+    "redis.call('rpush', KEYS[1], string.format('%.0f', t[1] * 1000000 + t[2]))";
+
+int rate_hammer(const char* uri, const std::string& name, long duration_ms) {
+  distlock::Client client(uri);
+  distlock::RateLimiter limiter = client.rate_limiter(name);
+  client.command("INCR", name + ":ready");
+  while (client.command("EXISTS", name + ":go").as_integer() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  const auto stop = std::chrono::steady_clock::now() + std::chrono::milliseconds(duration_ms);
+  auto record = [&] { client.command("EVAL", kRecordAdmission, 1, name + ":admitted"); };
+  std::thread blocking([&] {
+    while (std::chrono::steady_clock::now() < stop) {
+      limiter.acquire();
+      record();
+    }
+  });
+  while (std::chrono::steady_clock::now() < stop) {
+    if (limiter.try_acquire()) {
+      record();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  blocking.join();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,6 +110,22 @@ int main(int argc, char** argv) {
       return fair_wait(argv);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fair waiter failed: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (argc == 4 && std::string(argv[1]) == "latch-wait") {
+    try {
+      return latch_wait(argv[2], argv[3]);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "latch waiter failed: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (argc == 5 && std::string(argv[1]) == "rate-hammer") {
+    try {
+      return rate_hammer(argv[2], argv[3], std::atol(argv[4]));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rate hammer failed: %s\n", e.what());
       return 1;
     }
   }

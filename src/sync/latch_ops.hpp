@@ -1,0 +1,80 @@
+// The latch's step and names, and two blocking helpers the latch and the
+// rate limiter share: running an AcquireOp that has no holding (nothing to
+// renew or release), and one script call.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+#include "sync/acquire_step.hpp"
+
+namespace distlock::script {
+struct Script;
+}
+
+namespace distlock::sync {
+
+struct Services;
+
+// Runs an AcquireOp of `step` until `deadline` (nullopt: as long as it
+// takes) and waits for it; not on the I/O thread (then ec is
+// invalid_argument, or closed after close()). Unlike acquire_blocking there
+// is no Holding: nothing is registered with the watchdog, and the step's
+// undo() decides what an attempt without a reply leaves behind.
+AcquireOutcome acquire_step_blocking(Services& client,
+                                     std::unique_ptr<AcquireStep> step,
+                                     std::optional<Clock::time_point> deadline);
+
+// One script call, blocking, routed by `route_key`. On failure sets ec
+// (closed, invalid_argument on the I/O thread, timeout, connection_lost,
+// server_error with the server's text in `what`) and returns nil.
+Value call_script_blocking(Services& client,
+                           std::string_view route_key,
+                           const script::Script& script,
+                           std::span<const std::string_view> keys,
+                           std::span<const std::string_view> args,
+                           std::error_code& ec,
+                           std::string& what);
+
+// A latch's key and channel. The constructor validates the name (non-empty,
+// at most 64 KiB) and throws Error(invalid_argument).
+struct LatchNames {
+  explicit LatchNames(std::string latch_name);
+  std::string name;     // the key: a string holding the count
+  std::string channel;  // redisson_countdownlatch__channel:{name}
+  std::array<std::string_view, 2> keys() const { return {name, channel}; }
+};
+
+// One attempt of a latch wait reads the count (latch_wait.lua): acquired at
+// 0 (open), contended without a retry-after above it; the waiter then joins
+// the channel, where reaching zero wakes all (Wake::all). Nothing to undo:
+// the attempt only reads.
+class LatchStep final : public AcquireStep {
+ public:
+  explicit LatchStep(std::shared_ptr<const LatchNames> names);
+
+  const script::Script& script() const override;
+  std::span<const std::string_view> keys() const override { return {keys_.data(), 1}; }
+  std::span<const std::string_view> args() const override { return {}; }
+  std::string_view route_key() const override { return names_->name; }
+  Attempt interpret(const Value& reply) const override;
+  void acquired(const Attempt&, Clock::time_point) override {}
+  void undo() override {}
+  std::string_view channel() const override { return names_->channel; }
+  runtime::Wake wake() const override { return runtime::Wake::all; }
+  std::chrono::milliseconds fallback() const override;
+
+ private:
+  std::shared_ptr<const LatchNames> names_;
+  std::array<std::string_view, 1> keys_;
+};
+
+// Validates the name of a synchronizer (the rule Primitive applies): throws
+// Error(invalid_argument) naming `what`.
+void validate_sync_name(const std::string& name, std::string_view what);
+
+}  // namespace distlock::sync

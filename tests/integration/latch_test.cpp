@@ -1,0 +1,171 @@
+// The countdown latch against real redis-server processes.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "distlock/distlock.hpp"
+#include "support/process.hpp"
+#include "support/redis_server.hpp"
+
+namespace distlock {
+namespace {
+
+using namespace std::chrono_literals;
+using test::RedisServer;
+
+ClientOptions options_for(const RedisServer& server) {
+  ClientOptions o = ClientOptions::from_uri(server.uri());
+  o.reconnect_min_delay = 10ms;
+  o.reconnect_max_delay = 100ms;
+  return o;
+}
+
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+// How many connections are subscribed to `channel`.
+long long subscribers(Client& client, const std::string& channel) {
+  return client.command("PUBSUB", "NUMSUB", channel).as_array()[1].as_integer();
+}
+
+const std::string kChannel = "redisson_countdownlatch__channel:{gate}";
+
+TEST(Latch, TrySetCountSucceedsOnlyForTheFirstCallAcrossClients) {
+  RedisServer server;
+  Client a(options_for(server)), b(options_for(server));
+  EXPECT_TRUE(a.latch("gate").try_set_count(3));
+  EXPECT_FALSE(b.latch("gate").try_set_count(5));
+  EXPECT_FALSE(a.latch("gate").try_set_count(3));
+  EXPECT_EQ(b.latch("gate").count(), 3);
+  EXPECT_EQ(a.command("GET", "gate").as_string(), "3") << "Redisson's layout: a string count";
+}
+
+TEST(Latch, CountsDownToZeroAndThenIsOpen) {
+  RedisServer server;
+  Client a(options_for(server)), b(options_for(server));
+  Latch la = a.latch("gate"), lb = b.latch("gate");
+  ASSERT_TRUE(la.try_set_count(3));
+  la.count_down();
+  EXPECT_EQ(lb.count(), 2);
+  lb.count_down();
+  EXPECT_EQ(la.count(), 1);
+  EXPECT_FALSE(lb.wait_for(0ms));
+  la.count_down();
+  EXPECT_EQ(lb.count(), 0);
+  EXPECT_TRUE(lb.wait_for(0ms));
+  EXPECT_EQ(a.command("EXISTS", "gate").as_integer(), 0) << "an open latch has no key";
+}
+
+TEST(Latch, CountDownAtZeroIsSilentAndChangesNothing) {
+  RedisServer server;
+  Client client(options_for(server));
+  Latch latch = client.latch("gate");
+  EXPECT_NO_THROW(latch.count_down()) << "never set";
+  ASSERT_TRUE(latch.try_set_count(1));
+  latch.count_down();
+  EXPECT_NO_THROW(latch.count_down()) << "at zero";
+  std::error_code ec;
+  latch.count_down(ec);
+  EXPECT_FALSE(ec);
+  EXPECT_EQ(latch.count(), 0);
+  EXPECT_EQ(client.command("EXISTS", "gate").as_integer(), 0);
+  EXPECT_TRUE(latch.try_set_count(2)) << "a latch back at zero can be set again";
+}
+
+TEST(Latch, AnUnsetLatchIsOpen) {
+  RedisServer server;
+  Client client(options_for(server));
+  Latch latch = client.latch("never-set");
+  EXPECT_EQ(latch.count(), 0);
+  EXPECT_TRUE(latch.wait_for(0ms));
+  EXPECT_TRUE(latch.wait_until(std::chrono::steady_clock::now()));
+  auto done = std::async(std::launch::async, [&] { latch.wait(); });
+  EXPECT_EQ(done.wait_for(20s), std::future_status::ready);
+}
+
+TEST(Latch, WaitForTimesOutWhileTheCountIsAboveZero) {
+  RedisServer server;
+  Client client(options_for(server));
+  Latch latch = client.latch("gate");
+  ASSERT_TRUE(latch.try_set_count(1));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(latch.wait_for(300ms));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  EXPECT_EQ(latch.count(), 1);
+}
+
+TEST(Latch, WaitForReturnsTrueRightAfterAnotherClientsLastCountDown) {
+  RedisServer server;
+  Client waiter(options_for(server)), counter(options_for(server));
+  ASSERT_TRUE(counter.latch("gate").try_set_count(2));
+  auto waited = std::async(std::launch::async, [&] { return waiter.latch("gate").wait_for(60s); });
+  ASSERT_TRUE(eventually([&] { return subscribers(counter, kChannel) == 1; }, 20s));
+  counter.latch("gate").count_down();
+  EXPECT_EQ(waited.wait_for(300ms), std::future_status::timeout) << "one count is left";
+  const auto last = std::chrono::steady_clock::now();
+  counter.latch("gate").count_down();
+  ASSERT_EQ(waited.wait_for(30s), std::future_status::ready);
+  EXPECT_TRUE(waited.get());
+  // Woken by the zero-count message, not by the periodic re-read.
+  EXPECT_LT(std::chrono::steady_clock::now() - last, Latch::kRecheck / 2);
+}
+
+TEST(Latch, WaitersInSeveralClientsAndAnotherProcessAreAllReleasedTogether) {
+  RedisServer server;
+  Client opener(options_for(server));
+  ASSERT_TRUE(opener.latch("gate").try_set_count(1));
+  std::vector<std::unique_ptr<Client>> clients;
+  std::vector<std::future<std::chrono::steady_clock::time_point>> waits;
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(std::make_unique<Client>(options_for(server)));
+    for (int t = 0; t < 2; ++t) {
+      Latch latch = clients.back()->latch("gate");
+      waits.push_back(std::async(std::launch::async, [latch]() mutable {
+        EXPECT_TRUE(latch.wait_for(60s));
+        return std::chrono::steady_clock::now();
+      }));
+    }
+  }
+  auto other =
+      test::ChildProcess::spawn({DISTLOCK_LOCK_WORKER, "latch-wait", server.uri(), "gate"});
+  // Three Clients and the other process have joined the channel.
+  ASSERT_TRUE(eventually([&] { return subscribers(opener, kChannel) == 4; }, 20s));
+  for (auto& w : waits) EXPECT_EQ(w.wait_for(0ms), std::future_status::timeout);
+  const auto opened = std::chrono::steady_clock::now();
+  opener.latch("gate").count_down();
+  for (auto& w : waits) {
+    ASSERT_EQ(w.wait_for(30s), std::future_status::ready);
+    EXPECT_LT(w.get() - opened, Latch::kRecheck / 2) << "woken by the message";
+  }
+  const auto status = other.wait_for_exit(30s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_LT(std::chrono::steady_clock::now() - opened, Latch::kRecheck / 2);
+  EXPECT_EQ(test::describe_wait_status(*status), test::describe_wait_status(0));
+}
+
+TEST(Latch, ANegativeCountIsRejectedAndNothingIsSet) {
+  RedisServer server;
+  Client client(options_for(server));
+  Latch latch = client.latch("gate");
+  EXPECT_THROW(latch.try_set_count(-1), Error);
+  std::error_code ec;
+  EXPECT_FALSE(latch.try_set_count(-1, ec));
+  EXPECT_EQ(ec, errc::invalid_argument);
+  EXPECT_EQ(client.command("EXISTS", "gate").as_integer(), 0);
+}
+
+}  // namespace
+}  // namespace distlock
