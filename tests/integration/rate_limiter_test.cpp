@@ -17,29 +17,15 @@
 #include "distlock/distlock.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
+using test::options_for;
 using test::RedisServer;
-
-ClientOptions options_for(const RedisServer& server) {
-  ClientOptions o = ClientOptions::from_uri(server.uri());
-  o.reconnect_min_delay = 10ms;
-  o.reconnect_max_delay = 100ms;
-  return o;
-}
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
 
 // The server's TIME of the limiter's last admission, in microseconds.
 long long last_admission(Client& client, const std::string& name) {
@@ -118,11 +104,14 @@ TEST(RateLimiter, TryAcquireForWaitsExactlyUntilThePermitIsDue) {
   ASSERT_TRUE(limiter.try_set_rate(1, 1000ms));
   ASSERT_TRUE(limiter.try_acquire());
   const long long first = last_admission(client, "api");
+  const long long calls = test::evalsha_calls(client);
   ASSERT_TRUE(limiter.try_acquire_for(1, 20s));
   const long long waited = last_admission(client, "api") - first;
   EXPECT_GE(waited, 1'000'000) << "not before it is due";
-  // Slept the server's wait: no poll interval or backoff on top of it.
-  EXPECT_LT(waited, 1'000'000 + 500'000);
+  // Slept the server's wait and no more or less: one refused attempt that
+  // said how long, and one after that long which was admitted (a poller
+  // would make many; a sleep too short, three).
+  EXPECT_EQ(test::evalsha_calls(client) - calls, 2);
 }
 
 TEST(RateLimiter, TryAcquireForGivesUpAtOnceWhenThePermitIsDueAfterTheWait) {
@@ -132,9 +121,10 @@ TEST(RateLimiter, TryAcquireForGivesUpAtOnceWhenThePermitIsDueAfterTheWait) {
   ASSERT_TRUE(limiter.try_set_rate(1, std::chrono::hours(1)));
   ASSERT_TRUE(limiter.try_acquire());
   const long long first = last_admission(client, "api");
-  const auto start = std::chrono::steady_clock::now();
+  const long long calls = test::evalsha_calls(client);
   EXPECT_FALSE(limiter.try_acquire_for(1, 10s));
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "gave up without waiting the 10 s";
+  // One attempt, and no last one at the deadline: it gave up at once.
+  EXPECT_EQ(test::evalsha_calls(client) - calls, 1);
   EXPECT_EQ(last_admission(client, "api"), first) << "nothing taken";
 }
 

@@ -5,8 +5,10 @@
 #include <condition_variable>
 #include <mutex>
 #include <stop_token>
+#include <string>
 #include <thread>
 
+#include "distlock/client.hpp"
 #include "distlock/client_options.hpp"
 #include "support/redis_server.hpp"
 
@@ -49,6 +51,17 @@ inline bool wait_for_stop(std::stop_token token, std::chrono::milliseconds bound
   });
   std::unique_lock lock(m);
   return cv.wait_for(lock, bound, [&] { return stopped; });
+}
+
+// EVALSHA calls the server has run so far (INFO commandstats): how many
+// script attempts a call made, for tests that prove a wait slept instead of
+// polling.
+inline long long evalsha_calls(Client& admin) {
+  const std::string stats = admin.command("INFO", "commandstats").as_string();
+  const std::string field = "cmdstat_evalsha:calls=";
+  const auto at = stats.find(field);
+  if (at == std::string::npos) return 0;
+  return std::stoll(stats.substr(at + field.size()));
 }
 
 }  // namespace distlock::test
