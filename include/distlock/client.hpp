@@ -42,6 +42,7 @@ class Arg {
 class Lock;
 class ReadWriteLock;
 class SimpleLock;
+class Semaphore;  // issue 12
 
 // A connection to one Redis deployment, shared by all threads of a process.
 //
@@ -123,6 +124,9 @@ class Client {
   ReadWriteLock fenced_read_write_lock(std::string name);
   SimpleLock simple_lock(std::string name);
   SimpleLock fenced_simple_lock(std::string name);
+  // Issue 12: a crash-safe counting semaphore (<distlock/semaphore.hpp>).
+  // Cheap; no I/O. Throws Error(invalid_argument) as the factories above.
+  Semaphore semaphore(std::string name);
 
   // Closes the connections, fails everything queued or in flight with
   // errc::closed, stops renewing leases (they then expire on the server after

@@ -19,6 +19,9 @@ const Scripts& scripts() {
       make_script("rw_write_release", lua::rw_write_release),
       make_script("simple_acquire", lua::simple_acquire),
       make_script("simple_release", lua::simple_release),
+      make_script("semaphore_acquire", lua::semaphore_acquire),
+      make_script("semaphore_release", lua::semaphore_release),
+      make_script("semaphore_admin", lua::semaphore_admin),
   };
   return all;
 }
@@ -41,6 +44,9 @@ std::vector<const Script*> all_scripts() {
       &s.rw_write_release,
       &s.simple_acquire,
       &s.simple_release,
+      &s.semaphore_acquire,
+      &s.semaphore_release,
+      &s.semaphore_admin,
   };
   // clang-format on
 }

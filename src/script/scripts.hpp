@@ -21,6 +21,9 @@ struct Scripts {
   Script rw_write_release;
   Script simple_acquire;
   Script simple_release;
+  Script semaphore_acquire;
+  Script semaphore_release;
+  Script semaphore_admin;
 };
 
 // Every script, for the connection handshake's SCRIPT LOAD.
