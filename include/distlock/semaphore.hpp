@@ -128,14 +128,20 @@ class Semaphore {
   bool try_acquire(std::int64_t n = 1);
   bool try_acquire(std::int64_t n, std::error_code& ec);
   // Waits up to `wait` / until `deadline`; false took nothing.
+  // A negative wait is invalid_argument.
   template <class Rep, class Period>
   bool try_acquire_for(std::int64_t n, std::chrono::duration<Rep, Period> wait) {
+    if (wait < wait.zero()) negative_wait("try_acquire_for");
     return try_acquire_until(n, std::chrono::steady_clock::now() + clamp(wait));
   }
   template <class Rep, class Period>
   bool try_acquire_for(std::int64_t n,
                        std::chrono::duration<Rep, Period> wait,
                        std::error_code& ec) {
+    if (wait < wait.zero()) {
+      ec = negative_wait_code();
+      return false;
+    }
     return try_acquire_until(n, std::chrono::steady_clock::now() + clamp(wait), ec);
   }
   bool try_acquire_until(std::int64_t n, std::chrono::steady_clock::time_point deadline);
@@ -154,7 +160,8 @@ class Semaphore {
   // Expiring permits: n permits held by the returned Permit under its own
   // holder id, with a fixed `lease` (> 0; not renewed) or, when none, the
   // watchdog's. acquire_permit waits as long as it takes;
-  // try_acquire_permit up to `wait` (nullopt: none came in time).
+  // try_acquire_permit up to `wait` (nullopt: none came in time; a
+  // negative wait is invalid_argument).
   Permit acquire_permit(std::int64_t n,
                         std::optional<std::chrono::milliseconds> lease = std::nullopt);
   std::optional<Permit> try_acquire_permit(
@@ -163,6 +170,8 @@ class Semaphore {
       std::optional<std::chrono::milliseconds> lease = std::nullopt);
 
  private:
+  [[noreturn]] static void negative_wait(const char* call);
+  static std::error_code negative_wait_code() noexcept;
   template <class Rep, class Period>
   static std::chrono::steady_clock::duration clamp(std::chrono::duration<Rep, Period> d) {
     // A wait beyond ~100 years would overflow the deadline: it is forever.

@@ -28,6 +28,14 @@ std::string count_message(const char* call, std::int64_t n) {
 
 }  // namespace
 
+void Semaphore::negative_wait(const char* call) {
+  throw Error(errc::invalid_argument, std::string("semaphore ") + call + ": the wait is negative");
+}
+
+std::error_code Semaphore::negative_wait_code() noexcept {
+  return make_error_code(errc::invalid_argument);
+}
+
 Semaphore::Semaphore(std::shared_ptr<sync::Services> client, std::string name)
     : state_(sync::SemaphoreState::of(std::move(client), std::move(name))) {}
 
@@ -190,6 +198,7 @@ std::optional<Permit> Semaphore::try_acquire_permit(
     std::int64_t n,
     std::chrono::milliseconds wait,
     std::optional<std::chrono::milliseconds> lease) {
+  if (wait < wait.zero()) negative_wait("try_acquire_permit");
   return acquire_permit_until(*state_, n, std::chrono::steady_clock::now() + clamp(wait), lease);
 }
 
