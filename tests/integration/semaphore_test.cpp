@@ -45,6 +45,23 @@ bool waiter_subscribed(Client& c, const std::string& name) {
       10s);
 }
 
+// EVALSHA calls the server has run so far.
+long long script_calls(Client& c) {
+  const std::string info = c.command("INFO", "commandstats").as_string();
+  const auto at = info.find("cmdstat_evalsha:calls=");
+  if (at == std::string::npos) return 0;
+  return std::stoll(info.substr(at + 22));
+}
+
+// True once a waiter that started after `before` script calls is subscribed
+// and has made its attempt after subscribing (the first attempt and the one
+// the subscription's confirmation triggers): from then on only a message
+// (or its fallback retry, a third of a long lease later) can wake it.
+bool waiter_settled(Client& c, const std::string& name, long long before) {
+  return waiter_subscribed(c, name) &&
+         eventually([&] { return script_calls(c) >= before + 2; }, 10s);
+}
+
 TEST(Semaphore, TrySetPermitsSucceedsOnlyOnceAcrossClients) {
   RedisServer server;
   Client a(options_for(server)), b(options_for(server));
@@ -139,8 +156,9 @@ TEST(Semaphore, AWaiterWakesOnAnotherClientsRelease) {
   Semaphore sa = a.semaphore("wake"), sb = b.semaphore("wake");
   ASSERT_TRUE(sa.try_set_permits(1));
   sa.acquire();
+  const auto before = script_calls(a);
   auto waiter = std::async(std::launch::async, [&] { return sb.try_acquire_for(1, 20s); });
-  ASSERT_TRUE(waiter_subscribed(a, "wake"));
+  ASSERT_TRUE(waiter_settled(a, "wake", before));
   sa.release();
   EXPECT_TRUE(waiter.get());
   EXPECT_EQ(sb.held_permits(), 1);
@@ -151,8 +169,9 @@ TEST(Semaphore, AWaiterWakesOnAddPermits) {
   Client a(options_for(server, 120s)), b(options_for(server, 120s));
   Semaphore sa = a.semaphore("add-wake"), sb = b.semaphore("add-wake");
   ASSERT_TRUE(sa.try_set_permits(0));
+  const auto before = script_calls(a);
   auto waiter = std::async(std::launch::async, [&] { return sb.try_acquire_for(2, 20s); });
-  ASSERT_TRUE(waiter_subscribed(a, "add-wake"));
+  ASSERT_TRUE(waiter_settled(a, "add-wake", before));
   sa.add_permits(2);
   EXPECT_TRUE(waiter.get());
 }
