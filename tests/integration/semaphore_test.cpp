@@ -157,9 +157,12 @@ TEST(Semaphore, AWaiterWakesOnAnotherClientsRelease) {
   ASSERT_TRUE(sa.try_set_permits(1));
   sa.acquire();
   const auto before = script_calls(a);
-  auto waiter = std::async(std::launch::async, [&] { return sb.try_acquire_for(1, 20s); });
+  // The wait outlasts the bound below: a waiter that is not woken is still
+  // waiting then (its last attempt at its own deadline would succeed).
+  auto waiter = std::async(std::launch::async, [&] { return sb.try_acquire_for(1, 35s); });
   ASSERT_TRUE(waiter_settled(a, "wake", before));
   sa.release();
+  ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready) << "the release woke nobody";
   EXPECT_TRUE(waiter.get());
   EXPECT_EQ(sb.held_permits(), 1);
 }
@@ -170,9 +173,10 @@ TEST(Semaphore, AWaiterWakesOnAddPermits) {
   Semaphore sa = a.semaphore("add-wake"), sb = b.semaphore("add-wake");
   ASSERT_TRUE(sa.try_set_permits(0));
   const auto before = script_calls(a);
-  auto waiter = std::async(std::launch::async, [&] { return sb.try_acquire_for(2, 20s); });
+  auto waiter = std::async(std::launch::async, [&] { return sb.try_acquire_for(2, 35s); });
   ASSERT_TRUE(waiter_settled(a, "add-wake", before));
   sa.add_permits(2);
+  ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready) << "add_permits woke nobody";
   EXPECT_TRUE(waiter.get());
 }
 
