@@ -44,6 +44,7 @@ class ReadWriteLock;
 class SimpleLock;
 class Latch;        // issue 12 (latch.hpp)
 class RateLimiter;  // issue 12 (rate_limiter.hpp)
+class Semaphore;    // issue 12
 
 // A connection to one Redis deployment, shared by all threads of a process.
 //
@@ -131,6 +132,9 @@ class Client {
   // over 64 KiB, Error(closed) on a moved-from Client.
   Latch latch(std::string name);
   RateLimiter rate_limiter(std::string name);
+  // Issue 12: a crash-safe counting semaphore (<distlock/semaphore.hpp>).
+  // Cheap; no I/O. Throws Error(invalid_argument) as the factories above.
+  Semaphore semaphore(std::string name);
 
   // Closes the connections, fails everything queued or in flight with
   // errc::closed, stops renewing leases (they then expire on the server after

@@ -33,6 +33,9 @@ struct Renewal {
     // A read-write lock's hold: `member` is a field of the hash `key`; a read
     // hold's `key2` is its timeout-key prefix (renew.lua's 'r' branch).
     rw_hold = 'r',
+    // A semaphore holder (issue 12): `member` has a lease deadline in the
+    // zset `key`; renewing moves it to the server's TIME + the lease.
+    permit_holder = 'p',
   };
   Kind kind = Kind::hash_field;
   std::string key;

@@ -25,6 +25,9 @@ const Scripts& scripts() {
       make_script("rate_limiter_set", lua::rate_limiter_set),
       make_script("rate_limiter_acquire", lua::rate_limiter_acquire),
       make_script("rate_limiter_available", lua::rate_limiter_available),
+      make_script("semaphore_acquire", lua::semaphore_acquire),
+      make_script("semaphore_release", lua::semaphore_release),
+      make_script("semaphore_admin", lua::semaphore_admin),
   };
   return all;
 }
@@ -53,6 +56,9 @@ std::vector<const Script*> all_scripts() {
       &s.rate_limiter_set,
       &s.rate_limiter_acquire,
       &s.rate_limiter_available,
+      &s.semaphore_acquire,
+      &s.semaphore_release,
+      &s.semaphore_admin,
   };
   // clang-format on
 }

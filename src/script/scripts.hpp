@@ -28,6 +28,9 @@ struct Scripts {
   Script rate_limiter_set;
   Script rate_limiter_acquire;
   Script rate_limiter_available;
+  Script semaphore_acquire;
+  Script semaphore_release;
+  Script semaphore_admin;
 };
 
 // Every script, for the connection handshake's SCRIPT LOAD.

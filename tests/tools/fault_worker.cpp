@@ -28,6 +28,11 @@
 //     "writing:<name>" on entering and DEL it before leaving), the others
 //     write as above; the line adds "reads=R read_overlaps=V".
 //
+//   distlock_fault_worker semaphore-history URI PROCESS THREADS ROUNDS HISTORY
+//     (issue 12) THREADS threads each acquire 1 permit of the semaphore
+//     "sem-mx" ROUNDS times (bounded waits of 60 s), stay inside ~1 ms,
+//     record the stay in HISTORY and release. Prints "done ops=N errors=E".
+//
 //   distlock_fault_worker history-fair ARGS...
 //     As history, on fenced fair locks (Client::fenced_fair_lock).
 #include <signal.h>
@@ -354,6 +359,46 @@ int history_mode(const std::vector<std::string>& args, std::string kind) {
   return 0;
 }
 
+int semaphore_history(const std::vector<std::string>& args) {
+  if (args.size() != 5)
+    throw std::runtime_error("semaphore-history URI PROCESS THREADS ROUNDS FILE");
+  distlock::Client client(args[0]);
+  const int process = std::stoi(args[1]);
+  const int threads = std::stoi(args[2]);
+  const int rounds = std::stoi(args[3]);
+  distlock::test::HistoryWriter history(args[4]);
+  std::atomic<long> ops{0}, errors{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      distlock::Semaphore sem = client.semaphore("sem-mx");
+      for (int r = 0; r < rounds; ++r) {
+        std::error_code ec;
+        if (!sem.try_acquire_for(1, std::chrono::seconds(60), ec) || ec) {
+          ++errors;
+          continue;
+        }
+        distlock::test::HoldRecord rec;
+        rec.name = "sem-mx";
+        rec.process = process;
+        rec.thread = t;
+        rec.enter_ns = distlock::test::steady_now_ns();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        rec.exit_ns = distlock::test::steady_now_ns();
+        history.append(rec);
+        sem.release(1, ec);
+        if (ec) ++errors;
+        ++ops;
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  history.close();
+  std::printf("done ops=%ld errors=%ld\n", ops.load(), errors.load());
+  std::fflush(stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -367,6 +412,7 @@ int main(int argc, char** argv) {
     if (mode == "hold-fenced") return hold_fenced(args);
     if (mode == "history") return history_mode(args, "lock");
     if (mode == "history-fair") return history_mode(args, "fair");
+    if (mode == "semaphore-history") return semaphore_history(args);
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
   } catch (const std::exception& e) {

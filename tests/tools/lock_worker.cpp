@@ -28,6 +28,12 @@
 // RPUSH the server's TIME in microseconds onto NAME:admitted after each.
 //
 //   distlock_lock_worker rate-hammer URI NAME DURATION_MS
+//
+// Or, to be SIGKILLed by a test while it holds permits (issue 12): acquires
+// N permits of the semaphore NAME for its Client (watchdog lease of
+// WATCHDOG_MS), prints "held", and sleeps until killed.
+//
+//   distlock_lock_worker semaphore-hold URI NAME WATCHDOG_MS N
 #include <unistd.h>
 
 #include <chrono>
@@ -102,6 +108,17 @@ int rate_hammer(const char* uri, const std::string& name, long duration_ms) {
   return 0;
 }
 
+int semaphore_hold(char** argv) {
+  auto options = distlock::ClientOptions::from_uri(argv[2]);
+  options.watchdog_timeout = std::chrono::milliseconds(std::atoi(argv[4]));
+  distlock::Client client(options);
+  distlock::Semaphore sem = client.semaphore(argv[3]);
+  sem.acquire(std::atoll(argv[5]));
+  std::printf("held\n");
+  std::fflush(stdout);
+  for (;;) ::pause();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,6 +151,14 @@ int main(int argc, char** argv) {
       return read_hold(argv[2], argv[3], argv[4]);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "lock worker failed: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (argc == 6 && std::string(argv[1]) == "semaphore-hold") {
+    try {
+      return semaphore_hold(argv);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "semaphore worker failed: %s\n", e.what());
       return 1;
     }
   }

@@ -12,7 +12,10 @@
 --              is its timeout-key prefix and at least one of its timeout
 --              keys KEYS[2i]:1..count must be left (all are extended), for a
 --              write hold KEYS[2i] is the hash again; the hash's PEXPIRE is
---              only ever lengthened (it is the longest hold's)
+--              only ever lengthened (it is the longest hold's), 'p' a
+--              semaphore holder: the zset KEYS[2i-1] gives ARGV[3i-1] a lease
+--              deadline (server ms) not yet passed; it becomes TIME + the
+--              lease (the keys have no expiry of their own)
 -- ARGV[3i-1]   that field or value
 -- ARGV[3i]     lease in milliseconds; "0" checks without extending (fixed
 --              leases, after a reconnect)
@@ -56,6 +59,13 @@ for i = 1, #ARGV / 3 do
     if held and ttl ~= '0' and redis.call('pttl', key) < tonumber(ttl) then
       redis.call('pexpire', key, ttl)
     end
+  elseif kind == 'p' then
+    local score = redis.pcall('zscore', key, member)
+    local t = redis.call('time')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    held = type(score) == 'string' and tonumber(score) > now
+    if held and ttl ~= '0' then redis.call('zadd', key, now + tonumber(ttl), member) end
+    ttl = '0'  -- the zset has no expiry: a past deadline is what ends a holder
   end
   -- ('r' extended its keys itself, never shortening the hash.)
   if held and ttl ~= '0' and kind ~= 'r' then

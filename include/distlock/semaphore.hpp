@@ -1,0 +1,187 @@
+// distlock::Semaphore: a counting semaphore on Redis whose permits come back
+// when their holder dies, and distlock::Permit, a handle-owned holding of
+// permits with its own lease (issue 12). Layout and faults: docs/semaphore.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <system_error>
+
+namespace distlock {
+
+namespace runtime {
+class LeaseState;
+}
+namespace sync {
+struct Services;
+class SemaphoreState;
+}  // namespace sync
+
+// Permits held by one handle rather than by the Client: acquired by
+// Semaphore::acquire_permit() / try_acquire_permit(). It has its own holder
+// id on the server and its own lease: a fixed lease (never renewed: the
+// permits return to the semaphore when it runs out, as Redisson's
+// permit-expirable semaphore) or, when none was given, the watchdog's,
+// renewed while the Client lives.
+//
+// Thread safety: const members from any thread; release() and moves need
+// external synchronisation, as for any C++ object.
+class Permit {
+ public:
+  // An empty Permit: valid() is false, release() does nothing.
+  Permit() noexcept;
+  Permit(std::shared_ptr<runtime::LeaseState> state, std::int64_t permits) noexcept;
+  // Releases (as release()); never throws.
+  ~Permit();
+  Permit(Permit&& other) noexcept;
+  // Releases what this object held, then takes other's.
+  Permit& operator=(Permit&& other) noexcept;
+  Permit(const Permit&) = delete;
+  Permit& operator=(const Permit&) = delete;
+
+  // True while held: not released, not lost, deadline not passed.
+  bool valid() const noexcept;
+  explicit operator bool() const noexcept { return valid(); }
+  // How many permits it holds (0 for an empty Permit).
+  std::int64_t permits() const noexcept { return permits_; }
+  // The lease deadline on the steady clock (from when the acquire, or the
+  // last confirmed renewal, was sent); time_point{} when empty.
+  std::chrono::steady_clock::time_point deadline() const noexcept;
+  // Requested the moment the lease is lost: a fixed lease ran out, or a
+  // renewal found the holding gone. Not on a normal release.
+  std::stop_token stop_token() const noexcept;
+  // The semaphore's name; empty for an empty Permit.
+  const std::string& name() const noexcept;
+
+  // Gives the permits back. Idempotent (a second call does nothing and
+  // reports nothing) and never throws; failures are ignored (the lease then
+  // ends on the server by itself and the permits return).
+  void release() noexcept;
+  // As above, but reports: lease_lost when the lease had ended first (the
+  // permits were already given back by the server); connection_lost /
+  // timeout / closed when the release could not be confirmed.
+  void release(std::error_code& ec) noexcept;
+
+ private:
+  std::shared_ptr<runtime::LeaseState> state_;
+  std::int64_t permits_ = 0;
+};
+
+// A counting semaphore named `name`, shared by every Client of the server.
+// Made by Client::semaphore(name); cheap to copy (copies are the same
+// semaphore of the same Client).
+//
+// Layout (docs/semaphore.md): the key `name` holds the available permits (a
+// string integer, as Redisson's RSemaphore), the zset
+// `distlock_semaphore_leases:{name}` each holder's lease deadline on the
+// server's clock, the hash `distlock_semaphore_holders:{name}` each holder's
+// count; waiters listen on `redisson_sc:{name}`. Every script first gives
+// back the permits of holders whose lease has ended (a dead process's).
+//
+// Permits taken by acquire()/try_acquire*() are held by the Client: any of
+// its threads may release them. They are leased for
+// ClientOptions::watchdog_timeout and renewed by the watchdog while the
+// Client lives; a process that dies gives them back when the lease ends.
+//
+// Counts: every `n` must be > 0, else Error(invalid_argument) (or ec) before
+// any I/O. Waiting is all-or-nothing: a waiter for n never holds part of n.
+// It wakes on releases (a release of k wakes up to k waiters) and on
+// positive add_permits, and otherwise retries when the earliest holder's
+// lease could end.
+//
+// Every call but the factory does I/O and blocks the calling thread (never
+// call them on the Client's I/O thread: invalid_argument). Errors: closed,
+// timeout, connection_lost, server_error (e.g. `name` holds another type).
+// Thread safety: all members, from any thread.
+class Semaphore {
+ public:
+  Semaphore(std::shared_ptr<sync::Services> client, std::string name);
+
+  const std::string& name() const noexcept;
+
+  // Sets the available permits to `permits` (>= 0) unless the semaphore
+  // exists already: true only for the first call on that name, from any
+  // Client. Negative: invalid_argument.
+  bool try_set_permits(std::int64_t permits);
+  bool try_set_permits(std::int64_t permits, std::error_code& ec);
+  // Adds `delta` (non-zero; may be negative, and the available count may go
+  // below zero). A positive delta wakes waiters. 0: invalid_argument.
+  void add_permits(std::int64_t delta);
+  void add_permits(std::int64_t delta, std::error_code& ec);
+  // The available permits now (may be negative); permits of holders whose
+  // lease ended are given back first.
+  std::int64_t available_permits() const;
+  std::int64_t available_permits(std::error_code& ec) const;
+  // Takes every available permit away and returns how many (0 when none).
+  // Held permits are untouched and come back when released.
+  std::int64_t drain_permits();
+  std::int64_t drain_permits(std::error_code& ec);
+
+  // Waits as long as it takes for n permits, held by this Client.
+  void acquire(std::int64_t n = 1);
+  void acquire(std::int64_t n, std::error_code& ec);
+  // One attempt: true when it took n; false takes nothing.
+  bool try_acquire(std::int64_t n = 1);
+  bool try_acquire(std::int64_t n, std::error_code& ec);
+  // Waits up to `wait` / until `deadline`; false took nothing.
+  // A negative wait is invalid_argument.
+  template <class Rep, class Period>
+  bool try_acquire_for(std::int64_t n, std::chrono::duration<Rep, Period> wait) {
+    if (wait < wait.zero()) negative_wait("try_acquire_for");
+    return try_acquire_until(n, std::chrono::steady_clock::now() + clamp(wait));
+  }
+  template <class Rep, class Period>
+  bool try_acquire_for(std::int64_t n,
+                       std::chrono::duration<Rep, Period> wait,
+                       std::error_code& ec) {
+    if (wait < wait.zero()) {
+      ec = negative_wait_code();
+      return false;
+    }
+    return try_acquire_until(n, std::chrono::steady_clock::now() + clamp(wait), ec);
+  }
+  bool try_acquire_until(std::int64_t n, std::chrono::steady_clock::time_point deadline);
+  bool try_acquire_until(std::int64_t n,
+                         std::chrono::steady_clock::time_point deadline,
+                         std::error_code& ec);
+
+  // Gives back n of the permits this Client holds. More than it holds:
+  // Error(not_owner), nothing changed. lease_lost when its lease had ended
+  // (the server gave its permits back already; it then holds none).
+  void release(std::int64_t n = 1);
+  void release(std::int64_t n, std::error_code& ec);
+  // How many permits this Client holds of this semaphore (local; no I/O).
+  std::int64_t held_permits() const;
+
+  // Expiring permits: n permits held by the returned Permit under its own
+  // holder id, with a fixed `lease` (> 0; not renewed) or, when none, the
+  // watchdog's. acquire_permit waits as long as it takes;
+  // try_acquire_permit up to `wait` (nullopt: none came in time; a
+  // negative wait is invalid_argument).
+  Permit acquire_permit(std::int64_t n,
+                        std::optional<std::chrono::milliseconds> lease = std::nullopt);
+  std::optional<Permit> try_acquire_permit(
+      std::int64_t n,
+      std::chrono::milliseconds wait,
+      std::optional<std::chrono::milliseconds> lease = std::nullopt);
+
+ private:
+  [[noreturn]] static void negative_wait(const char* call);
+  static std::error_code negative_wait_code() noexcept;
+  template <class Rep, class Period>
+  static std::chrono::steady_clock::duration clamp(std::chrono::duration<Rep, Period> d) {
+    // A wait beyond ~100 years would overflow the deadline: it is forever.
+    constexpr auto kMax = std::chrono::hours(24 * 365 * 100);
+    if (d > kMax) return kMax;
+    if (d < d.zero()) return std::chrono::steady_clock::duration::zero();
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
+  }
+
+  std::shared_ptr<sync::SemaphoreState> state_;
+};
+
+}  // namespace distlock

@@ -1,0 +1,210 @@
+// Semaphore's public members and the Client's factory (issue 12): validate
+// at the API, then forward to the Client-held state or the scripts.
+#include "distlock/semaphore.hpp"
+
+#include "distlock/client.hpp"
+#include "distlock/error.hpp"
+#include "runtime/watchdog.hpp"
+#include "sync/semaphore_client_permits.hpp"
+
+namespace distlock {
+namespace {
+
+// Counts must be positive everywhere (issue 12); checked before any I/O.
+bool bad_count(std::int64_t n, std::error_code& ec) {
+  if (n > 0) return false;
+  ec = make_error_code(errc::invalid_argument);
+  return true;
+}
+
+void throw_if(const std::error_code& ec, const char* what) {
+  if (ec) throw Error(ec, what);
+}
+
+std::string count_message(const char* call, std::int64_t n) {
+  return std::string("semaphore ") + call + ": the number of permits must be > 0, got " +
+         std::to_string(n);
+}
+
+}  // namespace
+
+void Semaphore::negative_wait(const char* call) {
+  throw Error(errc::invalid_argument, std::string("semaphore ") + call + ": the wait is negative");
+}
+
+std::error_code Semaphore::negative_wait_code() noexcept {
+  return make_error_code(errc::invalid_argument);
+}
+
+Semaphore::Semaphore(std::shared_ptr<sync::Services> client, std::string name)
+    : state_(sync::SemaphoreState::of(std::move(client), std::move(name))) {}
+
+const std::string& Semaphore::name() const noexcept {
+  return state_->keys->name;
+}
+
+bool Semaphore::try_set_permits(std::int64_t permits, std::error_code& ec) {
+  ec.clear();
+  if (permits < 0) {
+    ec = errc::invalid_argument;
+    return false;
+  }
+  return sync::semaphore_admin(*state_->services, *state_->keys, "set", permits, ec) == 1;
+}
+
+bool Semaphore::try_set_permits(std::int64_t permits) {
+  if (permits < 0) {
+    throw Error(errc::invalid_argument,
+                "semaphore try_set_permits: permits must be >= 0, got " + std::to_string(permits));
+  }
+  std::error_code ec;
+  const bool set = try_set_permits(permits, ec);
+  throw_if(ec, "semaphore try_set_permits");
+  return set;
+}
+
+void Semaphore::add_permits(std::int64_t delta, std::error_code& ec) {
+  ec.clear();
+  if (delta == 0) {
+    ec = errc::invalid_argument;
+    return;
+  }
+  sync::semaphore_admin(*state_->services, *state_->keys, "add", delta, ec);
+}
+
+void Semaphore::add_permits(std::int64_t delta) {
+  if (delta == 0) throw Error(errc::invalid_argument, "semaphore add_permits: delta is 0");
+  std::error_code ec;
+  add_permits(delta, ec);
+  throw_if(ec, "semaphore add_permits");
+}
+
+std::int64_t Semaphore::available_permits(std::error_code& ec) const {
+  return sync::semaphore_admin(*state_->services, *state_->keys, "get", 0, ec);
+}
+
+std::int64_t Semaphore::available_permits() const {
+  std::error_code ec;
+  const auto v = available_permits(ec);
+  throw_if(ec, "semaphore available_permits");
+  return v;
+}
+
+std::int64_t Semaphore::drain_permits(std::error_code& ec) {
+  return sync::semaphore_admin(*state_->services, *state_->keys, "drain", 0, ec);
+}
+
+std::int64_t Semaphore::drain_permits() {
+  std::error_code ec;
+  const auto v = drain_permits(ec);
+  throw_if(ec, "semaphore drain_permits");
+  return v;
+}
+
+void Semaphore::acquire(std::int64_t n, std::error_code& ec) {
+  ec.clear();
+  if (bad_count(n, ec)) return;
+  state_->acquire(n, std::nullopt, ec);
+}
+
+void Semaphore::acquire(std::int64_t n) {
+  if (n <= 0) throw Error(errc::invalid_argument, count_message("acquire", n));
+  std::error_code ec;
+  acquire(n, ec);
+  throw_if(ec, "semaphore acquire");
+}
+
+bool Semaphore::try_acquire(std::int64_t n, std::error_code& ec) {
+  // A deadline in the past makes exactly one attempt.
+  return try_acquire_until(n, std::chrono::steady_clock::time_point::min(), ec);
+}
+
+bool Semaphore::try_acquire(std::int64_t n) {
+  return try_acquire_until(n, std::chrono::steady_clock::time_point::min());
+}
+
+bool Semaphore::try_acquire_until(std::int64_t n,
+                                  std::chrono::steady_clock::time_point deadline,
+                                  std::error_code& ec) {
+  ec.clear();
+  if (bad_count(n, ec)) return false;
+  return state_->acquire(n, deadline, ec);
+}
+
+bool Semaphore::try_acquire_until(std::int64_t n, std::chrono::steady_clock::time_point deadline) {
+  if (n <= 0) throw Error(errc::invalid_argument, count_message("try_acquire", n));
+  std::error_code ec;
+  const bool acquired = try_acquire_until(n, deadline, ec);
+  throw_if(ec, "semaphore try_acquire");
+  return acquired;
+}
+
+void Semaphore::release(std::int64_t n, std::error_code& ec) {
+  ec.clear();
+  if (bad_count(n, ec)) return;
+  state_->release(n, ec);
+}
+
+void Semaphore::release(std::int64_t n) {
+  if (n <= 0) throw Error(errc::invalid_argument, count_message("release", n));
+  std::error_code ec;
+  release(n, ec);
+  if (ec == errc::not_owner) {
+    throw Error(
+        ec, "semaphore release: this client holds fewer than " + std::to_string(n) + " permits");
+  }
+  throw_if(ec, "semaphore release");
+}
+
+std::int64_t Semaphore::held_permits() const {
+  return state_->held();
+}
+
+// --- expiring permits ------------------------------------------------------------
+
+namespace {
+
+std::optional<Permit> acquire_permit_until(sync::SemaphoreState& s,
+                                           std::int64_t n,
+                                           std::optional<std::chrono::steady_clock::time_point> at,
+                                           std::optional<std::chrono::milliseconds> lease) {
+  if (n <= 0) throw Error(errc::invalid_argument, count_message("acquire_permit", n));
+  if (lease && lease->count() <= 0) {
+    throw Error(errc::invalid_argument, "semaphore acquire_permit: the lease must be > 0 ms, got " +
+                                            std::to_string(lease->count()));
+  }
+  auto holding = std::make_shared<sync::PermitHolding>(s.services, s.keys, lease);
+  s.services->watchdog.add(holding);
+  bool uncertain = false;
+  std::error_code ec;
+  // The Permit's holder is its own: an attempt without reply is undone by
+  // retiring it (undo_releases).
+  const bool acquired = sync::acquire_permits(*s.services, holding, n, at, true, uncertain, ec);
+  if (!acquired) {
+    s.services->watchdog.remove(holding.get());
+    throw_if(ec, "semaphore acquire_permit");
+    return std::nullopt;
+  }
+  return Permit(std::move(holding), n);
+}
+
+}  // namespace
+
+Permit Semaphore::acquire_permit(std::int64_t n, std::optional<std::chrono::milliseconds> lease) {
+  return std::move(*acquire_permit_until(*state_, n, std::nullopt, lease));
+}
+
+std::optional<Permit> Semaphore::try_acquire_permit(
+    std::int64_t n,
+    std::chrono::milliseconds wait,
+    std::optional<std::chrono::milliseconds> lease) {
+  if (wait < wait.zero()) negative_wait("try_acquire_permit");
+  return acquire_permit_until(*state_, n, std::chrono::steady_clock::now() + clamp(wait), lease);
+}
+
+Semaphore Client::semaphore(std::string name) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return Semaphore(sync::services_of(impl_), std::move(name));
+}
+
+}  // namespace distlock

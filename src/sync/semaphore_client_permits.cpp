@@ -1,0 +1,138 @@
+#include "sync/semaphore_client_permits.hpp"
+
+#include <unordered_map>
+
+#include "distlock/error.hpp"
+#include "runtime/executor.hpp"
+#include "runtime/watchdog.hpp"
+
+namespace distlock::sync {
+namespace {
+
+// Every live state by Client id and name. Weak: a state lives while a
+// Semaphore object or its own holder (self_) keeps it.
+std::mutex registry_mutex;
+std::unordered_map<std::string, std::weak_ptr<SemaphoreState>>& registry() {
+  static std::unordered_map<std::string, std::weak_ptr<SemaphoreState>> map;
+  return map;
+}
+
+}  // namespace
+
+std::shared_ptr<SemaphoreState> SemaphoreState::of(std::shared_ptr<Services> services,
+                                                   std::string name) {
+  auto keys = std::make_shared<const SemaphoreKeys>(std::move(name));  // validates
+  std::string id = services->client_id;
+  id.push_back('\0');
+  id += keys->name;
+  const std::lock_guard guard(registry_mutex);
+  auto& map = registry();
+  if (auto live = map[id].lock()) return live;
+  // Drop entries of states that are gone, so the map does not grow with
+  // every name ever used.
+  std::erase_if(map, [](const auto& e) { return e.second.expired(); });
+  auto state = std::make_shared<SemaphoreState>(std::move(services), std::move(keys));
+  map[id] = state;
+  return state;
+}
+
+SemaphoreState::SemaphoreState(std::shared_ptr<Services> s, std::shared_ptr<const SemaphoreKeys> k)
+    : services(std::move(s)), keys(std::move(k)) {}
+
+std::int64_t SemaphoreState::held() const {
+  const std::lock_guard guard(mutex_);
+  return held_;
+}
+
+std::shared_ptr<PermitHolding> SemaphoreState::episode_locked() {
+  if (episode_ && episode_->lost() && pending_ == 0) {
+    // The lease ended (the watchdog could not renew it): the server gives
+    // those permits back, so the Client holds none of them any more.
+    held_ = 0;
+    retire_locked(true);
+  }
+  if (!episode_) {
+    // A fresh holder id per episode: a late reply or leftover of an earlier
+    // one can never count for this one.
+    episode_ = std::make_shared<PermitHolding>(services, keys, std::nullopt);
+    services->watchdog.add(episode_);
+    self_ = shared_from_this();
+    uncertain_ = false;
+  }
+  return episode_;
+}
+
+void SemaphoreState::retire_locked(bool give_back) {
+  services->watchdog.remove(episode_.get());
+  episode_->released = true;
+  if (give_back && episode_->active.load() && !services->executor.closed()) {
+    release_in_background(*services, episode_);
+  }
+  episode_.reset();
+  self_.reset();  // last: may destroy this state once the caller lets go
+}
+
+bool SemaphoreState::acquire(std::int64_t n,
+                             std::optional<Clock::time_point> deadline,
+                             std::error_code& ec) {
+  ec.clear();
+  if (!services->executor.may_block(ec)) return false;
+  const auto keep = shared_from_this();
+  std::shared_ptr<PermitHolding> episode;
+  {
+    const std::lock_guard guard(mutex_);
+    episode = episode_locked();
+    ++pending_;
+  }
+  bool uncertain = false;
+  const bool acquired = acquire_permits(*services, episode, n, deadline, false, uncertain, ec);
+  const std::lock_guard guard(mutex_);
+  --pending_;
+  if (uncertain) uncertain_ = true;
+  if (acquired) held_ += n;
+  if (held_ == 0 && pending_ == 0 && episode_) {
+    // Nothing held: stop renewing. An attempt without reply may have taken
+    // permits under this holder: the retiring release gives them back.
+    retire_locked(uncertain_);
+  }
+  return acquired;
+}
+
+void SemaphoreState::release(std::int64_t n, std::error_code& ec) {
+  ec.clear();
+  const auto keep = shared_from_this();
+  const std::lock_guard guard(mutex_);
+  if (n > held_ || !episode_) {
+    ec = errc::not_owner;
+    return;
+  }
+  if (!services->executor.may_block(ec)) return;
+  // The last permits, with no acquire in flight: retire the holder in the
+  // same call, giving back anything an unanswered acquire left on it.
+  const bool retire = held_ == n && pending_ == 0;
+  const auto r = release_permits(*services, *episode_, n, retire, ec);
+  if (ec) {
+    if (ec != errc::timeout && ec != errc::connection_lost) return;  // server_error etc.
+    // Unknown outcome: count them released; what the server may still hold
+    // goes with the holder's retirement (or its lease) — never kept longer.
+    uncertain_ = true;
+    held_ -= n;
+    if (held_ == 0 && pending_ == 0) retire_locked(true);
+    return;
+  }
+  if (r == -2) {
+    ec = errc::not_owner;
+    return;
+  }
+  if (r == -1) {
+    // The lease had ended: the server gave every permit back already.
+    ec = errc::lease_lost;
+    held_ = 0;
+    if (pending_ == 0) retire_locked(false);
+    return;
+  }
+  held_ -= n;
+  if (retire) retire_locked(false);
+}
+
+}  // namespace distlock::sync

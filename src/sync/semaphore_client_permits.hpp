@@ -1,0 +1,53 @@
+// The permits one Client holds of one semaphore (issue 12): one holder id on
+// the server per (Client, name) at a time, with a count, renewed by the
+// watchdog while the count or an acquire in flight needs it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "sync/semaphore_state.hpp"
+
+namespace distlock::sync {
+
+class SemaphoreState : public std::enable_shared_from_this<SemaphoreState> {
+ public:
+  // The state of `name` for the Client behind `services`: every Semaphore of
+  // that name made by that Client shares it (so any of them, on any thread,
+  // releases what another acquired).
+  static std::shared_ptr<SemaphoreState> of(std::shared_ptr<Services> services, std::string name);
+
+  SemaphoreState(std::shared_ptr<Services> services, std::shared_ptr<const SemaphoreKeys> keys);
+
+  // Acquires n for the Client: true when acquired, false (ec clear) when the
+  // deadline passed. n is validated by the caller.
+  bool acquire(std::int64_t n, std::optional<Clock::time_point> deadline, std::error_code& ec);
+  // Releases n the Client holds: not_owner (no I/O) when it holds fewer.
+  void release(std::int64_t n, std::error_code& ec);
+  std::int64_t held() const;
+
+  const std::shared_ptr<Services> services;
+  const std::shared_ptr<const SemaphoreKeys> keys;
+
+ private:
+  // The holder of the Client's permits, made when needed (mutex_ held).
+  std::shared_ptr<PermitHolding> episode_locked();
+  // Stops renewing the holder; `give_back` also sends a retiring release of
+  // whatever it may still hold on the server (mutex_ held).
+  void retire_locked(bool give_back);
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<PermitHolding> episode_;
+  std::int64_t held_ = 0;
+  int pending_ = 0;         // acquires in flight on episode_
+  bool uncertain_ = false;  // an acquire or release got no reply
+  // Keeps this state (and its count) alive while the holder exists, even
+  // when no Semaphore object is left: the permits are the Client's.
+  std::shared_ptr<SemaphoreState> self_;
+};
+
+}  // namespace distlock::sync
