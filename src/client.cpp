@@ -8,6 +8,7 @@
 #include "runtime/identity.hpp"
 #include "script/scripts.hpp"
 #include "sync/lock_ops.hpp"
+#include "sync/semaphore_client_permits.hpp"
 #include "topology/standalone.hpp"
 
 namespace distlock {
@@ -140,6 +141,9 @@ void ClientImpl::close() noexcept {
       thread_.join();
     }
   }
+  // The semaphores' per-Client permit counts keep themselves (and so this
+  // Client) alive while they hold: let them go now that nothing renews.
+  sync::SemaphoreState::forget_client(id_);
 }
 
 std::error_code ClientImpl::submit(std::span<const std::string_view> args,

@@ -1,6 +1,7 @@
 #include "sync/semaphore_client_permits.hpp"
 
 #include <unordered_map>
+#include <vector>
 
 #include "distlock/error.hpp"
 #include "runtime/executor.hpp"
@@ -34,6 +35,32 @@ std::shared_ptr<SemaphoreState> SemaphoreState::of(std::shared_ptr<Services> ser
   auto state = std::make_shared<SemaphoreState>(std::move(services), std::move(keys));
   map[id] = state;
   return state;
+}
+
+void SemaphoreState::forget_client(const std::string& client_id) noexcept {
+  std::string prefix = client_id;
+  prefix.push_back('\0');
+  std::vector<std::shared_ptr<SemaphoreState>> live;
+  {
+    const std::lock_guard guard(registry_mutex);
+    std::erase_if(registry(), [&](const auto& e) {
+      if (!e.first.starts_with(prefix)) return e.second.expired();
+      if (auto state = e.second.lock()) live.push_back(std::move(state));
+      return true;
+    });
+  }
+  for (const auto& state : live) {
+    std::shared_ptr<SemaphoreState> self;  // destroyed after the unlock
+    const std::lock_guard guard(state->mutex_);
+    if (state->episode_) {
+      // The watchdog has stopped with the Client: the lease ends on the
+      // server, which gives the permits back then.
+      state->episode_->released = true;
+      state->episode_.reset();
+    }
+    state->held_ = 0;
+    self = std::move(state->self_);
+  }
 }
 
 SemaphoreState::SemaphoreState(std::shared_ptr<Services> s, std::shared_ptr<const SemaphoreKeys> k)
@@ -101,12 +128,12 @@ bool SemaphoreState::acquire(std::int64_t n,
 void SemaphoreState::release(std::int64_t n, std::error_code& ec) {
   ec.clear();
   const auto keep = shared_from_this();
+  if (!services->executor.may_block(ec)) return;  // closed, or on the I/O thread
   const std::lock_guard guard(mutex_);
   if (n > held_ || !episode_) {
     ec = errc::not_owner;
     return;
   }
-  if (!services->executor.may_block(ec)) return;
   // The last permits, with no acquire in flight: retire the holder in the
   // same call, giving back anything an unanswered acquire left on it.
   const bool retire = held_ == n && pending_ == 0;

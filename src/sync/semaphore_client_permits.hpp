@@ -30,6 +30,10 @@ class SemaphoreState : public std::enable_shared_from_this<SemaphoreState> {
   void release(std::int64_t n, std::error_code& ec);
   std::int64_t held() const;
 
+  // The Client `client_id` closed: its states stop holding (the server ends
+  // their leases) and no longer keep themselves alive. Called by the Client.
+  static void forget_client(const std::string& client_id) noexcept;
+
   const std::shared_ptr<Services> services;
   const std::shared_ptr<const SemaphoreKeys> keys;
 
