@@ -37,6 +37,14 @@ void validate(const ClientOptions& o) {
   if (o.watchdog_timeout.count() < 30) {
     bad("ClientOptions: watchdog_timeout must be at least 30 ms (renewal runs every third)");
   }
+  if (o.min_replicas_acked < 0) {
+    bad("ClientOptions: min_replicas_acked must be >= 0, got " +
+        std::to_string(o.min_replicas_acked));
+  }
+  if (o.min_replicas_acked > 0 &&
+      (o.replica_ack_timeout.count() <= 0 || o.replica_ack_timeout >= o.command_timeout)) {
+    bad("ClientOptions: replica_ack_timeout must be positive and below command_timeout");
+  }
   if (!o.username.empty() && o.password.empty()) {
     bad("ClientOptions: username '" + o.username + "' given without a password");
   }
@@ -103,7 +111,9 @@ ClientImpl::ClientImpl(ClientOptions options)
   topology_ = std::make_unique<topology::Standalone>(io_, options_, tls_.get(), std::move(data),
                                                      std::move(subscriber));
   // The handlers above run only once the I/O thread starts, after these exist.
-  watchdog_ = std::make_unique<runtime::Watchdog>(*topology_, options_.watchdog_timeout / 3, io_);
+  watchdog_ = std::make_unique<runtime::Watchdog>(
+      *topology_, options_.watchdog_timeout / 3, io_,
+      topology::ReplicaAck{options_.min_replicas_acked, options_.replica_ack_timeout});
   waiters_ = std::make_unique<runtime::Waiters>(*topology_);
   services_ = std::unique_ptr<sync::Services>(new sync::Services{
       options_, id_, executor_, *topology_, *watchdog_, *waiters_, *pending_releases_});

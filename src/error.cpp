@@ -33,6 +33,8 @@ class Category final : public std::error_category {
         return "command queue full";
       case errc::cancelled:
         return "operation cancelled";
+      case errc::replication_failed:
+        return "too few replicas acknowledged";
     }
     return "unknown distlock error";
   }

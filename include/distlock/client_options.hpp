@@ -72,6 +72,21 @@ struct ClientOptions {
   // margin between its check of the lease and its write; fencing tokens
   // cover the rest. Default 0.01; must be in [0, 0.5).
   double clock_drift_factor = 0.01;
+  // Replica acknowledgement (best effort; docs/topologies.md). When > 0,
+  // every acquire is followed, on the same connection and in the same
+  // pipeline, by WAIT min_replicas_acked replica_ack_timeout. An acquire
+  // that fewer replicas acknowledge is undone (a compensating release) and
+  // fails with errc::replication_failed. A watchdog renewal that fewer
+  // replicas acknowledge does not extend the holder's belief in its lease
+  // (the lease is lost when that belief runs out). What remains: a failover
+  // within the acknowledgement window, or to a replica that did not ack,
+  // can still lose a write; the holder is told when its renewal finds the
+  // key gone. WAIT blocks the connection up to the timeout when replicas
+  // lag. Default 0 (no WAIT); must be >= 0.
+  int min_replicas_acked = 0;
+  // With min_replicas_acked > 0: must be positive and below
+  // command_timeout. Default 1 s.
+  std::chrono::milliseconds replica_ack_timeout{1000};
   // Called on the Client's I/O thread the moment a lease is lost. Must not
   // block. Optional.
   std::function<void(const LeaseLostEvent&)> on_lease_lost;
@@ -83,7 +98,8 @@ struct ClientOptions {
   // host may be a name, an IPv4 address or [an:IPv6::address]. user and
   // password are percent-decoded. Options: db, connect_timeout_ms,
   // command_timeout_ms, client_name, ca_file, ca_dir, cert_file, key_file,
-  // verify_peer (true/false), server_name.
+  // verify_peer (true/false), server_name, min_replicas_acked,
+  // replica_ack_timeout_ms.
   // Throws Error(errc::invalid_argument) naming the problem; the message never
   // contains the password.
   static ClientOptions from_uri(std::string_view uri);

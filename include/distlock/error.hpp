@@ -39,6 +39,9 @@ enum class errc {
   queue_full,
   // An asynchronous operation was cancelled before it completed.
   cancelled,
+  // Fewer replicas than ClientOptions::min_replicas_acked acknowledged an
+  // acquire within replica_ack_timeout: the acquire was undone.
+  replication_failed,
 };
 
 // The category of distlock::errc; name() is "distlock".

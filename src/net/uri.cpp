@@ -319,7 +319,8 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
   const auto* tls = std::find_if(std::begin(kTlsStrings), std::end(kTlsStrings),
                                  [&](const TlsString& t) { return t.name == name; });
   if (tls == std::end(kTlsStrings) && name != "db" && name != "connect_timeout_ms" &&
-      name != "command_timeout_ms" && name != "client_name" && name != "verify_peer") {
+      name != "command_timeout_ms" && name != "client_name" && name != "verify_peer" &&
+      name != "min_replicas_acked" && name != "replica_ack_timeout_ms") {
     fail("unknown option " + quote(name));
   }
   if (value.empty() && name != "client_name") fail("option " + quote(name) + " has no value");
@@ -330,6 +331,15 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
     options_.connect_timeout = parse_timeout(name, value);
   } else if (name == "command_timeout_ms") {
     options_.command_timeout = parse_timeout(name, value);
+  } else if (name == "replica_ack_timeout_ms") {
+    options_.replica_ack_timeout = parse_timeout(name, value);
+  } else if (name == "min_replicas_acked") {
+    int n = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (!is_digits(value) || ec != std::errc() || n > 1000) {
+      fail("min_replicas_acked " + quote(value) + " is not a number of replicas 0..1000");
+    }
+    options_.min_replicas_acked = n;
   } else if (name == "client_name") {
     // Redis refuses CLIENT SETNAME with spaces or characters outside '!'..'~'.
     if (std::any_of(value.begin(), value.end(), [](char c) { return c < '!' || c > '~'; })) {

@@ -16,6 +16,7 @@ struct RenewalFailureCounts {
   std::atomic<std::size_t> timed_out{0};
   std::atomic<std::size_t> connection_lost{0};
   std::atomic<std::size_t> other{0};
+  std::atomic<std::size_t> not_replicated{0};
 
   void count(std::error_code ec) {
     if (ec == errc::timeout) {
@@ -47,11 +48,14 @@ class RenewCall final : public net::Completion {
   RenewCall(std::vector<std::shared_ptr<LeaseState>> leases,
             Clock::time_point sent,
             bool check_only,
-            std::shared_ptr<RenewalFailureCounts> failures)
+            std::shared_ptr<RenewalFailureCounts> failures,
+            topology::ReplicaAck ack)
       : leases_(std::move(leases)),
         sent_(sent),
         check_only_(check_only),
-        failures_(std::move(failures)) {
+        failures_(std::move(failures)),
+        ack_(ack),
+        outstanding_(ack.wanted() && !check_only ? 2 : 1) {
     keys_.reserve(leases_.size() * 2);
     args_.reserve(leases_.size() * 3);
     for (const auto& l : leases_) {
@@ -64,25 +68,58 @@ class RenewCall final : public net::Completion {
     }
   }
 
+  // Sends the call and, when acknowledgements are wanted, WAIT behind it;
+  // the call deletes itself once every reply it waits for is in.
   std::error_code start(topology::Topology& topology) {
+    if (auto ec = send(topology)) return ec;
+    if (outstanding_ == 1) return {};
+    const auto ec = topology::send_replica_wait(
+        topology, keys_.front(), ack_, [this](std::error_code e, std::int64_t acked) {
+          // Before the script's own reply, it counted nothing of a re-sent
+          // (NOSCRIPT) script call.
+          acked_ = !e && acked >= ack_.replicas && replied_;
+          finish_one();
+        });
+    if (ec) {
+      acked_ = false;
+      finish_one();
+    }
+    return {};
+  }
+
+  void complete(std::error_code ec, Value reply) override {
+    replied_ = true;
+    ec_ = ec;
+    reply_ = std::move(reply);
+    finish_one();
+  }
+
+ private:
+  void finish_one() {
+    if (--outstanding_ > 0) return;
+    std::unique_ptr<RenewCall> self(this);
+    apply(ec_, reply_);
+  }
+
+  std::error_code send(topology::Topology& topology) {
     // Every key of a batch shares its group (node or slot): route by the first.
     return topology.call(call_, keys_.front(), script::scripts().renew, keys_, args_, this);
   }
 
-  void complete(std::error_code ec, Value reply) override {
-    std::unique_ptr<RenewCall> self(this);
+  void apply(std::error_code ec, const Value& reply) {
     // A failed call changes nothing: the expiry check marks leases lost if
     // their deadline passes before a later renewal gets through.
     if (ec) return failures_->count(ec);
     if (!reply.is_array() || reply.as_array().size() != leases_.size()) {
       return failures_->count(errc::protocol_error);
     }
+    if (!acked_) ++failures_->not_replicated;
     const auto& results = reply.as_array();
     for (std::size_t i = 0; i < leases_.size(); ++i) {
       LeaseState& lease = *leases_[i];
       if (lease.released.load() || lease.lost()) continue;  // a lost lease stays lost
       if (results[i].is_integer() && results[i].as_integer() == 1) {
-        if (!check_only_) lease.confirm(sent_);
+        if (!check_only_ && acked_) lease.confirm(sent_);
       } else {
         lease.mark_lost(Reason::taken);
       }
@@ -94,6 +131,12 @@ class RenewCall final : public net::Completion {
   Clock::time_point sent_;
   bool check_only_;
   std::shared_ptr<RenewalFailureCounts> failures_;
+  const topology::ReplicaAck ack_;
+  int outstanding_;  // the script's reply, and WAIT's when wanted
+  bool replied_ = false;
+  bool acked_ = true;
+  std::error_code ec_;
+  Value reply_;
   std::vector<std::string_view> keys_;
   std::vector<std::string_view> args_;
   std::optional<script::ScriptCall> call_;
@@ -103,9 +146,11 @@ class RenewCall final : public net::Completion {
 
 Watchdog::Watchdog(topology::Topology& topology,
                    std::chrono::milliseconds period,
-                   asio::io_context& io)
+                   asio::io_context& io,
+                   topology::ReplicaAck ack)
     : topology_(topology),
       period_(period),
+      ack_(ack),
       failures_(std::make_shared<RenewalFailureCounts>()),
       tick_timer_(io),
       expiry_timer_(io) {}
@@ -126,7 +171,8 @@ std::size_t Watchdog::size() const {
 }
 
 Watchdog::RenewalFailures Watchdog::renewal_failures() const {
-  return {failures_->timed_out.load(), failures_->connection_lost.load(), failures_->other.load()};
+  return {failures_->timed_out.load(), failures_->connection_lost.load(), failures_->other.load(),
+          failures_->not_replicated.load()};
 }
 
 void Watchdog::activated(const LeaseState& lease) {
@@ -198,7 +244,7 @@ void Watchdog::send_batch(std::vector<std::shared_ptr<LeaseState>> batch, bool c
   if (!check_only) {
     for (const auto& l : batch) l->renewal_sent(sent);
   }
-  auto* call = new RenewCall(std::move(batch), sent, check_only, failures_);
+  auto* call = new RenewCall(std::move(batch), sent, check_only, failures_, ack_);
   if (call->start(topology_)) {  // not queued (closed or full): retried next tick
     delete call;
     ++failures_->other;

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "runtime/lease_state.hpp"
+#include "topology/replica_ack.hpp"
 
 namespace distlock::topology {
 class Topology;
@@ -24,7 +25,13 @@ class Watchdog {
   static constexpr std::size_t kBatch = 1000;
 
   // Renews through `topology` every `period` (a third of the watchdog lease).
-  Watchdog(topology::Topology& topology, std::chrono::milliseconds period, asio::io_context& io);
+  // With `ack.wanted()`, each renewal call is followed by WAIT, and a
+  // renewal counts (extends what the holder believes) only when enough
+  // replicas acknowledged it (ClientOptions::min_replicas_acked).
+  Watchdog(topology::Topology& topology,
+           std::chrono::milliseconds period,
+           asio::io_context& io,
+           topology::ReplicaAck ack = {});
 
   // Any thread. Registers a lease before its acquire is sent; it is renewed
   // and deadline-checked only once active.
@@ -51,6 +58,7 @@ class Watchdog {
     std::size_t timed_out = 0;        // no reply within command_timeout
     std::size_t connection_lost = 0;  // the connection dropped before the reply
     std::size_t other = 0;            // not queued, an error reply, or a malformed one
+    std::size_t not_replicated = 0;   // too few replicas acknowledged (not believed)
   };
   RenewalFailures renewal_failures() const;
 
@@ -64,6 +72,7 @@ class Watchdog {
 
   topology::Topology& topology_;
   const std::chrono::milliseconds period_;
+  const topology::ReplicaAck ack_;
   // Shared with the calls in flight, which may complete after the Watchdog
   // is gone (a connection failing its queue as the Client is destroyed).
   const std::shared_ptr<RenewalFailureCounts> failures_;

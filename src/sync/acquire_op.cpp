@@ -7,6 +7,7 @@
 #include "runtime/executor.hpp"
 #include "runtime/waiters.hpp"
 #include "sync/services.hpp"
+#include "topology/replica_ack.hpp"
 #include "topology/topology.hpp"
 
 namespace distlock::sync {
@@ -38,8 +39,57 @@ void AcquireOp::start() {
 std::error_code AcquireOp::send() {
   sent_ = Clock::now();
   signaled = false;
-  return client_.topology.call(call_, step_->route_key(), step_->script(), step_->keys(),
-                               step_->args(), this);
+  ++attempt_;
+  held_.reset();
+  // Set before the call is queued: its reply may complete on the I/O thread
+  // before this thread queues the WAIT.
+  const bool wanted = client_.options.min_replicas_acked > 0;
+  ack_ = wanted ? Ack::pending : Ack::none;
+  const auto ec = client_.topology.call(call_, step_->route_key(), step_->script(), step_->keys(),
+                                        step_->args(), this);
+  if (!ec && wanted) send_ack_wait();
+  return ec;
+}
+
+void AcquireOp::send_ack_wait() {
+  const topology::ReplicaAck ack{client_.options.min_replicas_acked,
+                                 client_.options.replica_ack_timeout};
+  const auto ec = topology::send_replica_wait(
+      client_.topology, step_->route_key(), ack,
+      [self = shared_from_this(), n = attempt_](std::error_code e, std::int64_t acked) {
+        self->acked(n, e, acked);
+      });
+  if (ec) {
+    // Not queued (closing, queue full): reported on the I/O thread, where
+    // the attempt's reply is handled, as an acknowledgement that failed.
+    asio::post(client_.executor.io(),
+               [self = shared_from_this(), n = attempt_, ec] { self->acked(n, ec, -1); });
+  }
+}
+
+void AcquireOp::acked(std::uint64_t attempt, std::error_code ec, std::int64_t acked) {
+  if (attempt != attempt_) return;  // an earlier attempt's, no longer wanted
+  if (!held_) {
+    // Before the attempt's own reply: the script was re-sent after NOSCRIPT
+    // behind this WAIT, which so counted nothing of it.
+    // (Or the attempt did not acquire, and no acknowledgement is needed.)
+    if (ack_ == Ack::pending) ack_ = Ack::arrived_early;
+    return;
+  }
+  ack_ = Ack::none;
+  Attempt attempt_reply = std::move(*held_);
+  held_.reset();
+  const topology::ReplicaAck ack{client_.options.min_replicas_acked,
+                                 client_.options.replica_ack_timeout};
+  if (ec || acked < ack.replicas) {
+    // Like an attempt without a reply: undone by the step, never re-sent.
+    attempt_reply = Attempt::no_reply(
+        errc::replication_failed,
+        topology::replica_shortfall(ack, ec, acked,
+                                    "the acquire of '" + std::string(step_->route_key()) + "'") +
+            "; it is undone");
+  }
+  settle(std::move(attempt_reply), Clock::now());
 }
 
 void AcquireOp::run(AcquireLoop::Actions a) {
@@ -96,6 +146,24 @@ void AcquireOp::complete(std::error_code ec, Value reply) {
                                                      "' was answered after its lease had "
                                                      "run out; it is undone");
     }
+  }
+  if (attempt.kind == Attempt::Kind::acquired && !loop_.finished() && ack_ != Ack::none) {
+    held_ = std::move(attempt);
+    if (ack_ == Ack::arrived_early) {
+      ack_ = Ack::pending;
+      send_ack_wait();
+    }
+    return;  // settled when the acknowledgement comes
+  }
+  settle(std::move(attempt), now);
+}
+
+void AcquireOp::settle(Attempt attempt, Clock::time_point now) {
+  const auto name = step_->route_key();
+  if (attempt.kind == Attempt::Kind::acquired && now - sent_ >= step_->validity()) {
+    attempt = Attempt::no_reply(errc::timeout, "the acquire of '" + std::string(name) +
+                                                   "' was acknowledged after its lease had "
+                                                   "run out; it is undone");
   }
   const bool was_finished = loop_.finished();
   if (attempt.kind == Attempt::Kind::acquired && !was_finished) step_->acquired(attempt, sent_);

@@ -58,6 +58,12 @@ class AcquireOp final : public net::Completion,
  private:
   void run(AcquireLoop::Actions actions);
   std::error_code send();
+  // With ClientOptions::min_replicas_acked: WAIT behind the attempt, and the
+  // attempt's acquired reply held back until the acknowledgements come.
+  void send_ack_wait();
+  void acked(std::uint64_t attempt, std::error_code ec, std::int64_t acked);
+  // The rest of complete() once a reply (and its acknowledgement) is known.
+  void settle(Attempt attempt, Clock::time_point now);
 
   Services& client_;
   std::unique_ptr<AcquireStep> step_;
@@ -67,6 +73,11 @@ class AcquireOp final : public net::Completion,
   Clock::time_point sent_;
   std::shared_ptr<AcquireOp> self_;  // alive while an attempt or a sleep is pending
   std::optional<asio::steady_timer> timer_;
+  // Replica acknowledgement of the attempt in flight (numbered attempt_).
+  enum class Ack { none, pending, arrived_early };
+  std::uint64_t attempt_ = 0;
+  Ack ack_ = Ack::none;
+  std::optional<Attempt> held_;  // acquired, waiting for its acknowledgement
 };
 
 }  // namespace distlock::sync
