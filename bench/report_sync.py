@@ -31,6 +31,13 @@ def _ratio(a, b):
     return "—" if a is None or b in (None, 0) else f"{a / b:.2f}×"
 
 
+def _pct(line):
+    """The share of the run the server's main thread waited, runnable, for its
+    core (distlock's lines only: the node peers do not read schedstat)."""
+    v = line.get("server_runqueue_wait_share")
+    return "—" if v is None else f"{v:.0%}"
+
+
 def _limit(run, op, pipeline):
     return run.get("rps", scenario="server_limit", op=op, clients=64, pipeline=pipeline)
 
@@ -88,11 +95,14 @@ def semaphore_table(run):
             "for a release on pub/sub. The server pair limit is redis-benchmark -c 64 on "
             "semaphore_acquire.lua and semaphore_release.lua (full paths: take 1, give back 1, "
             f"one holder), in the same run: -P 16 {_fmt(lim16)} pairs/s, -P 1 {_fmt(lim1)}. "
-            "\"Own ceiling\": 1e6 / the server's CPU µs per pair in that run.", "",
+            "\"Own ceiling\": 1e6 / the server's CPU µs per pair in that run (= the server "
+            "core's utilization). \"Server waiting for its core\": the share of the run the "
+            "server's main thread was runnable while another process had its CPU.", "",
             "| library | permits | pairs/s | × peer | × server pair limit -P 16 | × own ceiling "
             "| acquire p50 µs | p99 µs | release p50 µs | p99 µs | script calls/pair "
-            "| round trips/pair | client CPU µs/pair | permits available at end |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| round trips/pair | client CPU µs/pair | server waiting for its core "
+            "| permits available at end |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for line in run.lines:
         if line.get("scenario") != "semaphore":
             continue
@@ -107,7 +117,7 @@ def semaphore_table(run):
             f"| {_fmt(line['acquire_p50_us'])} | {_fmt(line['acquire_p99_us'])} "
             f"| {_fmt(line['release_p50_us'])} | {_fmt(line['release_p99_us'])} "
             f"| {_fmt(line['evalsha_per_pair'], 2)} | {_fmt(line['round_trips_per_pair'], 2)} "
-            f"| {_fmt(line['client_cpu_us_per_pair'], 1)} "
+            f"| {_fmt(line['client_cpu_us_per_pair'], 1)} | {_pct(line)} "
             f"| {_fmt(line.get('permits_available_at_end'))} |")
     return rows
 
@@ -126,8 +136,9 @@ def rate_limiter_table(run):
             f"{_fmt(lim1)}.", "",
             "| library | decisions/s | × peer | × server limit -P 16 | × redis-benchmark -P 1 "
             "| × own ceiling | decision p50 µs | p99 µs | round trips/decision "
-            "| server span s | admitted | allowed | admitted / allowed | over allowed |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| server waiting for its core | server span s | admitted | allowed "
+            "| admitted / allowed | over allowed |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     peer = run.get("decisions_per_s", scenario="rate_limiter", lib="rate-limiter-flexible")
     for line in run.lines:
         if line.get("scenario") != "rate_limiter":
@@ -140,7 +151,8 @@ def rate_limiter_table(run):
             f"| {_ratio(d, lim16)} | {_ratio(d, lim1)} "
             f"| {'—' if own is None else f'{own:.2f}×'} "
             f"| {_fmt(line['decision_p50_us'])} | {_fmt(line['decision_p99_us'])} "
-            f"| {_fmt(line['round_trips_per_decision'], 3)} | {_fmt(line['server_span_s'], 3)} "
+            f"| {_fmt(line['round_trips_per_decision'], 3)} | {_pct(line)} "
+            f"| {_fmt(line['server_span_s'], 3)} "
             f"| {_fmt(line['admitted'])} | {_fmt(line['allowed'])} "
             f"| {line['admitted_over_allowed']:.4f} | {line['over_admitted']} |")
     return rows
