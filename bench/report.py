@@ -16,7 +16,8 @@ import os
 import subprocess
 import sys
 
-import report_sync
+sys.dont_write_bytecode = True  # no __pycache__ in bench/ from the import below
+import report_sync  # noqa: E402
 
 PEERS = ["redlock", "semaphore", "python"]
 LIBS = ["distlock", "distlock-fenced"] + PEERS
