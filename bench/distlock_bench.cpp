@@ -10,6 +10,12 @@
 //                               [--watchdog-ms 3000]
 //   distlock-bench async        --port P [--seconds S] [--coroutines 256]
 //                               [--executor app-thread|client-io-thread]
+//   distlock-bench semaphore    --port P [--seconds S] [--threads 64] [--permits 8]
+//                               [--permit-handles]
+//   distlock-bench rate_limiter --port P [--seconds S] [--threads 64] [--rate 1000]
+//                               [--interval-ms 1000]
+//   distlock-bench watchdog_permits --port P [--seconds 15] [--holdings 10000]
+//                               [--watchdog-ms 3000]
 //
 // Common options: --host (default 127.0.0.1), --lua-dir (distlock's Lua
 // sources, to tell script-internal commands from round trips), --server-pid
@@ -252,7 +258,9 @@ namespace db = distlock_bench;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: distlock-bench ping|uncontended|contended|watchdog|async --port P [...]\n";
+    std::cerr
+        << "usage: distlock-bench ping|uncontended|contended|watchdog|async|semaphore|rate_limiter|"
+           "watchdog_permits --port P [...]\n";
     return 2;
   }
   try {
@@ -282,6 +290,19 @@ int main(int argc, char** argv) {
       config.seconds = args.real("seconds", 15);
       db::run_watchdog(config, static_cast<int>(args.num("leases", 10000)),
                        static_cast<int>(args.num("watchdog-ms", 3000)));
+    } else if (scenario == "semaphore") {
+      config.seconds = args.real("seconds", 5);
+      db::run_semaphore(config, static_cast<int>(args.num("threads", 64)),
+                        static_cast<int>(args.num("permits", 8)), args.has("permit-handles"));
+    } else if (scenario == "rate_limiter") {
+      config.seconds = args.real("seconds", 5);
+      db::run_rate_limiter(config, static_cast<int>(args.num("threads", 64)),
+                           static_cast<int>(args.num("rate", 1000)),
+                           static_cast<int>(args.num("interval-ms", 1000)));
+    } else if (scenario == "watchdog_permits") {
+      config.seconds = args.real("seconds", 15);
+      db::run_watchdog_permits(config, static_cast<int>(args.num("holdings", 10000)),
+                               static_cast<int>(args.num("watchdog-ms", 3000)));
     } else if (scenario == "async") {
 #ifdef DISTLOCK_BENCH_ASYNC
       config.seconds = args.real("seconds", 5);

@@ -16,6 +16,9 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in bench/ from the import below
+import report_sync  # noqa: E402
+
 PEERS = ["redlock", "semaphore", "python"]
 LIBS = ["distlock", "distlock-fenced"] + PEERS
 SHORT = {
@@ -56,7 +59,8 @@ def ratio(a, b):
     return f"{a / b:.2f}×"
 
 
-KEY_FIELDS = ("bench", "scenario", "lib", "threads", "op", "clients", "pipeline", "executor")
+KEY_FIELDS = ("bench", "scenario", "lib", "threads", "op", "clients", "pipeline", "executor",
+              "permits")
 
 
 def median(values):
@@ -537,7 +541,7 @@ def main():
         ("Server limit and redis-benchmark references (same server, same run)",
          limits_table(run)),
         ("One Client vs redis-benchmark (issue 2)", client_goals(run) + [""] + client_table(run)),
-    ]
+    ] + report_sync.sections(run)
     for title, rows in sections:
         md += ["", f"## {title}", ""] + rows
     md += ["", f"![throughput]({base}-throughput.png)", "", f"![handoff]({base}-handoff.png)", ""]

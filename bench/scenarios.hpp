@@ -53,4 +53,18 @@ int run_contended_child(const Config& config, const Args& args);
 // watchdog timeout: renewal calls, leases per call, client CPU.
 void run_watchdog(const Config& config, int leases, int watchdog_ms);
 
+// Issue 12, bench/synchronizers.cpp. `threads` threads on one Client doing
+// acquire(1)+release(1) on one Semaphore of `permits` permits (the Client's
+// permits), or with `permit_handles` acquire_permit(1) + Permit::release()
+// (lib "distlock-permit": each Permit its own holder).
+void run_semaphore(const Config& config, int threads, int permits, bool permit_handles);
+// `threads` threads on one Client calling try_acquire(1) on one fresh
+// RateLimiter of `rate` permits per `interval_ms`: decisions/s, and the
+// permits admitted against what the rate allows over the server's clock.
+void run_rate_limiter(const Config& config, int threads, int rate, int interval_ms);
+// `holdings` Permits of one Semaphore, each its own holding renewed by the
+// watchdog, held for config.seconds: renewal script calls per watchdog
+// period and holdings renewed per call.
+void run_watchdog_permits(const Config& config, int holdings, int watchdog_ms);
+
 }  // namespace distlock_bench

@@ -4,6 +4,7 @@
 #
 #   scripts/bench.sh            full run (about 10 minutes)
 #   scripts/bench.sh --quick    short run (under 3 minutes once built)
+#   ... --name NAME             write bench/results/NAME.* instead
 #
 # Writes bench/results/<UTC-date>[-quick].json (every figure and the machine
 # facts), a markdown table (.md) and two PNG charts, and prints the table.
@@ -16,17 +17,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-quick=0
-case "${1:-}" in
-  "") ;;
-  --quick) quick=1 ;;
-  *) echo "usage: scripts/bench.sh [--quick]" >&2; exit 2 ;;
-esac
+quick=0 name=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --name) name=${2:?--name needs a value}; shift ;;
+    *) echo "usage: scripts/bench.sh [--quick] [--name NAME]" >&2; exit 2 ;;
+  esac
+  shift
+done
+command_text="scripts/bench.sh$([[ $quick -eq 1 ]] && echo " --quick" || true)$([[ -n $name ]] && echo " --name $name" || true)"
 
 if [[ $quick -eq 1 ]]; then
-  rounds=1 rb_s=1 unc_s=1 cont_s=3 wd_s=4 ct_s=1 ct_threads=1,64
+  rounds=1 rb_s=1 unc_s=1 cont_s=3 wd_s=4 ct_s=1 ct_threads=1,64 sync_s=3
 else
-  rounds=3 rb_s=2 unc_s=3 cont_s=10 wd_s=15 ct_s=3 ct_threads=1,16,64
+  rounds=3 rb_s=2 unc_s=3 cont_s=10 wd_s=15 ct_s=3 ct_threads=1,16,64 sync_s=10
 fi
 py=/usr/bin/python3  # Debian's python, where python3-redis is installed
 
@@ -90,7 +95,7 @@ cli() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 date_utc=$(date -u +%Y-%m-%d)
-name=$date_utc$([[ $quick -eq 1 ]] && echo -quick || true)
+[[ -n $name ]] || name=$date_utc$([[ $quick -eq 1 ]] && echo -quick || true)
 mkdir -p bench/results
 raw="bench/results/$name.jsonl.tmp"
 : >"$raw"
@@ -234,6 +239,52 @@ run "$dlb" watchdog --port "$port" --seconds "$wd_s" --leases 10000 --watchdog-m
 run node bench/peers/node_bench.js watchdog --lib semaphore --port "$port" --seconds "$wd_s" \
   --leases 10000 --lease-ms 3000
 cli flushall >/dev/null
+
+# --- 4. Synchronizers (issue 12), one Client / one node connection each ------
+# References for this section: redis-benchmark on the synchronizers' own
+# scripts. The semaphore's full paths (take 1, give back 1) for one holder
+# with plenty of permits on both sides; the rate limiter on one limiter of
+# the benchmarked rate (mostly refusals, as in the scenario).
+synchronizer_limits() {
+  local sa sr rl p
+  local sem=rb:sem leases='distlock_semaphore_leases:{rb:sem}'
+  local holders='distlock_semaphore_holders:{rb:sem}' chan='redisson_sc:{rb:sem}'
+  sa=$(cli script load "$(cat src/script/lua/semaphore_acquire.lua)")
+  sr=$(cli script load "$(cat src/script/lua/semaphore_release.lua)")
+  rl=$(cli script load "$(cat src/script/lua/rate_limiter_acquire.lua)")
+  log "synchronizer limits (redis-benchmark)"
+  for p in 1 16; do
+    cli set "$sem" 1000000000000 >/dev/null
+    cli hset "$holders" h 1000000000000 >/dev/null
+    cli zadd "$leases" 99999999999999 h >/dev/null
+    rb_sized semaphore_acquire 64 $p EVALSHA "$sa" 3 "$sem" "$leases" "$holders" h 1 30000 "$chan"
+    rb_sized semaphore_release 64 $p EVALSHA "$sr" 3 "$sem" "$leases" "$holders" h 1 0 "$chan"
+    cli hset rb:rl rate 1000 interval 1000 debt 0 ts 0 >/dev/null
+    rb_sized rate_limiter 64 $p EVALSHA "$rl" 1 rb:rl 1
+    cli flushall >/dev/null
+  done
+}
+synchronizer_limits
+for permits in 8 64; do
+  log "semaphore, $permits permits: distlock, distlock Permit handles, node redis-semaphore"
+  run "$dlb" semaphore --port "$port" --server-pid "$server_pid" --seconds "$sync_s" \
+    --threads 64 --permits "$permits"
+  run "$dlb" semaphore --port "$port" --server-pid "$server_pid" --seconds "$sync_s" \
+    --threads 64 --permits "$permits" --permit-handles
+  run node bench/peers/node_sync_bench.js semaphore --port "$port" --seconds "$sync_s" \
+    --concurrency 64 --permits "$permits"
+done
+log "rate limiter: distlock, node rate-limiter-flexible"
+run "$dlb" rate_limiter --port "$port" --server-pid "$server_pid" --seconds "$sync_s" \
+  --threads 64 --rate 1000 --interval-ms 1000
+run node bench/peers/node_sync_bench.js rate_limiter --port "$port" --seconds "$sync_s" \
+  --concurrency 64 --rate 1000 --interval-ms 1000
+log "watchdog, 10,000 held permits: distlock Permits, node redis-semaphore Semaphore"
+run "$dlb" watchdog_permits --port "$port" --seconds "$wd_s" --holdings 10000 --watchdog-ms 3000
+run node bench/peers/node_sync_bench.js watchdog_permits --port "$port" --seconds "$wd_s" \
+  --holdings 10000 --lease-ms 3000
+cli flushall >/dev/null
+
 # Each case in $rounds rounds, distlock and its redis-benchmark references back
 # to back in a rotating order; the report takes the medians.
 log "client_throughput ($rounds rounds)"
@@ -264,6 +315,6 @@ print(json.dumps({"cpu_model": cpu, "cores": int(sys.argv[2]), "kernel": platfor
 EOF
 )
 $py bench/report.py --raw "$raw" --facts "$facts" --out "bench/results/$name" \
-  --command "scripts/bench.sh${1:+ $1}"
+  --command "$command_text"
 rm -f "$raw"
 log "wrote bench/results/$name.json, .md, -throughput.png, -handoff.png"

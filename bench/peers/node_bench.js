@@ -298,13 +298,18 @@ async function watchdog(a) {
   stats.disconnect();
 }
 
-const args = parseArgs(process.argv.slice(2));
-const scenarios = { uncontended, contended, 'contended-child': contendedChild, watchdog };
-if (!scenarios[args._] || !args.port) {
-  process.stderr.write('usage: node node_bench.js uncontended|contended|watchdog --lib redlock|semaphore --port P\n');
-  process.exit(2);
+// node_sync_bench.js (the synchronizer peers) shares these helpers.
+module.exports = { parseArgs, nowNs, summarize, serverCpu, commandCalls, clientCommands };
+
+if (require.main === module) {
+  const args = parseArgs(process.argv.slice(2));
+  const scenarios = { uncontended, contended, 'contended-child': contendedChild, watchdog };
+  if (!scenarios[args._] || !args.port) {
+    process.stderr.write('usage: node node_bench.js uncontended|contended|watchdog --lib redlock|semaphore --port P\n');
+    process.exit(2);
+  }
+  scenarios[args._](args).catch((e) => {
+    process.stderr.write(`node_bench: ${e && e.stack ? e.stack : e}\n`);
+    process.exit(1);
+  });
 }
-scenarios[args._](args).catch((e) => {
-  process.stderr.write(`node_bench: ${e && e.stack ? e.stack : e}\n`);
-  process.exit(1);
-});
