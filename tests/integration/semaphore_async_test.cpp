@@ -102,13 +102,14 @@ TEST(SemaphoreAsync, AWaitingAcquireWakesOnAddPermits) {
 }
 
 TEST(SemaphoreAsync, CancellingAWaitingAcquireLeavesNothingHeldOrSubscribed) {
+  // Before the Client: a handler its close completes must find them alive.
+  asio::cancellation_signal signal;
+  std::promise<std::error_code> done;
   RedisServer server;
   Client holder(options_for(server)), waiter(options_for(server));
   Semaphore held = holder.semaphore("s");
   ASSERT_TRUE(held.try_set_permits(1));
   held.acquire(1);
-  asio::cancellation_signal signal;
-  std::promise<std::error_code> done;
   waiter.semaphore("s").async_acquire(
       1,
       asio::bind_cancellation_slot(signal.slot(), [&](std::error_code ec) { done.set_value(ec); }));
@@ -129,9 +130,12 @@ TEST(SemaphoreAsync, CancellingAWaitingAcquireLeavesNothingHeldOrSubscribed) {
 
 // Cancels an acquire of `n` that the paused server has not run yet: it runs
 // (and takes the permits) only after the cancel has completed the handler.
-std::error_code cancel_in_flight(RedisServer& server, Semaphore sem, std::int64_t n) {
-  asio::cancellation_signal signal;
-  std::promise<std::error_code> done;
+// `signal` and `done` outlive the Client, whose close completes the handler.
+std::error_code cancel_in_flight(RedisServer& server,
+                                 Semaphore sem,
+                                 std::int64_t n,
+                                 asio::cancellation_signal& signal,
+                                 std::promise<std::error_code>& done) {
   server.pause();
   sem.async_acquire(n, asio::bind_cancellation_slot(
                            signal.slot(), [&](std::error_code ec) { done.set_value(ec); }));
@@ -143,10 +147,13 @@ std::error_code cancel_in_flight(RedisServer& server, Semaphore sem, std::int64_
 }
 
 TEST(SemaphoreAsync, CancelWhileTheAttemptIsInFlightGivesBackWhatItTook) {
+  asio::cancellation_signal signal;
+  std::promise<std::error_code> done;
   RedisServer server;
   Client admin(options_for(server)), client(options_for(server));
   ASSERT_TRUE(admin.semaphore("s").try_set_permits(5));
-  EXPECT_EQ(cancel_in_flight(server, client.semaphore("s"), 2), asio::error::operation_aborted);
+  EXPECT_EQ(cancel_in_flight(server, client.semaphore("s"), 2, signal, done),
+            asio::error::operation_aborted);
   // Given back at once, not when the holder's lease (30 s) ends.
   EXPECT_TRUE(
       eventually([&] { return available(admin, "s") == 5 && holders(admin, "s") == 0; }, 10s))
@@ -157,12 +164,14 @@ TEST(SemaphoreAsync, CancelWhileTheAttemptIsInFlightGivesBackWhatItTook) {
 }
 
 TEST(SemaphoreAsync, CancelWhileTheAttemptIsInFlightKeepsTheClientsOtherPermits) {
+  asio::cancellation_signal signal;
+  std::promise<std::error_code> done;
   RedisServer server;
   Client admin(options_for(server)), client(options_for(server));
   Semaphore sem = client.semaphore("s");
   ASSERT_TRUE(admin.semaphore("s").try_set_permits(5));
   sem.acquire(1);
-  EXPECT_EQ(cancel_in_flight(server, sem, 2), asio::error::operation_aborted);
+  EXPECT_EQ(cancel_in_flight(server, sem, 2, signal, done), asio::error::operation_aborted);
   EXPECT_TRUE(eventually([&] { return available(admin, "s") == 4; }, 10s))
       << "the cancelled 2 were not given back: available " << available(admin, "s");
   EXPECT_EQ(holders(admin, "s"), 1);
@@ -246,11 +255,12 @@ TEST(PermitAsync, AWaitingAcquirePermitWakesOnARelease) {
 }
 
 TEST(PermitAsync, CancelWhileTheAttemptIsInFlightGivesBackWhatItTook) {
+  // Before the Client: a handler its close completes must find them alive.
+  asio::cancellation_signal signal;
+  std::promise<bool> done;
   RedisServer server;
   Client admin(options_for(server)), client(options_for(server));
   ASSERT_TRUE(admin.semaphore("s").try_set_permits(3));
-  asio::cancellation_signal signal;
-  std::promise<bool> done;
   server.pause();
   client.semaphore("s").async_acquire_permit(
       2, asio::bind_cancellation_slot(signal.slot(), [&](std::error_code ec, Permit p) {

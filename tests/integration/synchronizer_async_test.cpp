@@ -76,11 +76,12 @@ TEST(LatchAsync, AWaitIsWokenByAnotherClientsLastCountDown) {
 }
 
 TEST(LatchAsync, CancellingAWaitLeavesNoSubscription) {
+  // Before the Client: a handler its close completes must find them alive.
+  asio::cancellation_signal signal;
+  std::promise<std::error_code> done;
   RedisServer server;
   Client client(options_for(server));
   ASSERT_TRUE(client.latch("gate").try_set_count(1));
-  asio::cancellation_signal signal;
-  std::promise<std::error_code> done;
   client.latch("gate").async_wait(
       asio::bind_cancellation_slot(signal.slot(), [&](std::error_code ec) { done.set_value(ec); }));
   ASSERT_TRUE(eventually([&] { return subscribers(client, kLatchChannel) == 1; }, 10s));
@@ -106,13 +107,14 @@ TEST(LatchAsync, ANegativeWaitCompletesWithInvalidArgumentAndSendsNothing) {
 // I/O thread: no thread each, and the I/O thread stays free for other work.
 TEST(LatchAsync, HundredsOfPendingWaitsNeedNoThreadEachAndLeaveTheIoThreadFree) {
   const NoLatchRecheck by_message_only;
+  constexpr int kWaits = 300;
+  std::atomic<int> opened{0};  // before the Client, whose close completes the handlers
+  std::promise<void> all;
   RedisServer server;
   Client client(options_for(server));
   ASSERT_TRUE(client.latch("gate").try_set_count(1));
   const long threads = test::threads_now();
-  std::atomic<int> opened{0};
-  std::promise<void> all;
-  constexpr int kWaits = 300;
+  const long long calls = test::evalsha_calls(client);
   for (int i = 0; i < kWaits; ++i) {
     client.latch("gate").async_wait([&](std::error_code ec) {
       if (!ec && ++opened == kWaits) all.set_value();
@@ -120,6 +122,9 @@ TEST(LatchAsync, HundredsOfPendingWaitsNeedNoThreadEachAndLeaveTheIoThreadFree) 
   }
   EXPECT_EQ(client.command("PING").as_string(), "PONG") << "the I/O thread answers meanwhile";
   EXPECT_EQ(test::threads_now(), threads) << "a thread per wait";
+  // Every wait has read the count twice (before and after joining the
+  // channel): from now on only the message can open them.
+  ASSERT_TRUE(eventually([&] { return test::evalsha_calls(client) - calls >= 2 * kWaits; }, 30s));
   EXPECT_EQ(opened.load(), 0);
   client.latch("gate").count_down();
   auto f = all.get_future();
@@ -168,6 +173,9 @@ TEST(RateLimiterAsync, AWaitingAcquireCompletesWhenTheServerSaysThePermitIsDue) 
 }
 
 TEST(RateLimiterAsync, CancellingAWaitingAcquireConsumesNothing) {
+  // Before the Client: a handler its close completes must find them alive.
+  asio::cancellation_signal signal;
+  std::promise<std::error_code> done;
   RedisServer server;
   Client client(options_for(server));
   RateLimiter limiter = client.rate_limiter("api");
@@ -175,8 +183,6 @@ TEST(RateLimiterAsync, CancellingAWaitingAcquireConsumesNothing) {
   ASSERT_TRUE(limiter.try_acquire());
   const Value before = client.command("HGETALL", "api");
   const long long calls = test::evalsha_calls(client);
-  asio::cancellation_signal signal;
-  std::promise<std::error_code> done;
   limiter.async_acquire(1, asio::bind_cancellation_slot(
                                signal.slot(), [&](std::error_code ec) { done.set_value(ec); }));
   // Refused once and asleep until the permit is due (an hour).
