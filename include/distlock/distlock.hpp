@@ -20,3 +20,7 @@
 // issue 12
 #include "distlock/latch.hpp"
 #include "distlock/rate_limiter.hpp"
+// issue 12: the synchronizers' async forms
+#include "distlock/latch_async.hpp"
+#include "distlock/rate_limiter_async.hpp"
+#include "distlock/semaphore_async.hpp"

@@ -79,6 +79,27 @@ class Latch {
   bool wait_until(std::chrono::steady_clock::time_point deadline);
   bool wait_until(std::chrono::steady_clock::time_point deadline, std::error_code& ec);
 
+  // Asynchronous waits, defined in <distlock/latch_async.hpp> (which brings
+  // in Asio). Each returns at once and never blocks a thread: the wait runs
+  // on the Client's I/O thread, on the same loop as wait() (wake-all
+  // message, re-read every kRecheck), with no thread per wait. The handler
+  // runs exactly once, never inside the call, on its associated executor
+  // (default: the Client's I/O thread); any Asio completion token works.
+  // Errors reach the handler, never as exceptions: invalid_argument for a
+  // negative wait (nothing sent), and closed, timeout, connection_lost,
+  // server_error as for wait(). Cancellation (the handler's cancellation
+  // slot, any type but none) completes with asio::error::operation_aborted
+  // and leaves no subscription behind; a wait holds nothing else.
+  //
+  // As wait(): signature void(std::error_code).
+  template <class Token>
+  auto async_wait(Token&& token);
+  // As wait_for(wait) (rounded up to whole milliseconds; zero reads the
+  // count once): signature void(std::error_code, bool), false with no error
+  // when `wait` passed first.
+  template <class Rep, class Period, class Token>
+  auto async_wait_for(const std::chrono::duration<Rep, Period>& wait, Token&& token);
+
   const std::string& name() const noexcept;
 
  private:

@@ -86,6 +86,33 @@ class RateLimiter {
   std::int64_t available_permits() const;
   std::int64_t available_permits(std::error_code& ec) const;
 
+  // Asynchronous acquires, defined in <distlock/rate_limiter_async.hpp>
+  // (which brings in Asio). Each returns at once and never blocks a thread:
+  // the wait is a timer on the Client's I/O thread set to the server's wait,
+  // as acquire() sleeps, with no thread per wait. The handler runs exactly
+  // once, never inside the call, on its associated executor (default: the
+  // Client's I/O thread); any Asio completion token works. Errors reach the
+  // handler, never as exceptions: invalid_argument for n <= 0 or a negative
+  // wait (nothing sent) and, from the server, for n > the rate or no rate
+  // set (nothing consumed); closed, timeout, connection_lost, server_error
+  // as for acquire(). Cancellation (the handler's cancellation slot, any
+  // type but none) completes with asio::error::operation_aborted and
+  // consumes nothing more; an attempt already in flight is not taken back
+  // when its reply says it consumed its permits (as a lost reply: a rate
+  // limiter has no holding, and handing permits back could let more than
+  // the rate through), so a cancelled acquire consumes n or nothing.
+  //
+  // As acquire(n): signature void(std::error_code).
+  template <class Token>
+  auto async_acquire(std::int64_t n, Token&& token);
+  // As try_acquire_for(n, wait) (rounded up to whole milliseconds; zero
+  // makes one attempt): signature void(std::error_code, bool), false with
+  // no error (nothing consumed) when the server's wait outlasts `wait`.
+  template <class Rep, class Period, class Token>
+  auto async_try_acquire_for(std::int64_t n,
+                             const std::chrono::duration<Rep, Period>& wait,
+                             Token&& token);
+
   const std::string& name() const noexcept { return *name_; }
 
  private:

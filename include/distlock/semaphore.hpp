@@ -169,6 +169,58 @@ class Semaphore {
       std::chrono::milliseconds wait,
       std::optional<std::chrono::milliseconds> lease = std::nullopt);
 
+  // Asynchronous forms, defined in <distlock/semaphore_async.hpp> (which
+  // brings in Asio). Each returns at once and never blocks a thread: the
+  // waits run on the Client's I/O thread, on the same acquire loop as the
+  // blocking forms (pub/sub wake-ups, no polling, no thread per wait). The
+  // handler runs exactly once, never inside the call, on its associated
+  // executor (default: the Client's I/O thread). Any Asio completion token
+  // works (callbacks, asio::use_future, asio::use_awaitable, ...).
+  //
+  // Errors reach the handler, never as exceptions: invalid_argument for
+  // n <= 0, a negative wait or a lease <= 0 (nothing sent); closed,
+  // timeout, connection_lost, server_error as for the blocking forms.
+  //
+  // Cancellation (the handler's cancellation slot, any type but none: e.g.
+  // asio::cancel_after, co_spawn cancellation, bind_cancellation_slot)
+  // completes the wait with asio::error::operation_aborted and leaves
+  // nothing held: no subscription, no renewal, and an attempt in flight that
+  // turns out to have taken permits gives them back (as a background
+  // release, once its reply comes; one whose reply never comes is given back
+  // with the holder, at the latest when its lease ends).
+
+  // As acquire(n): n permits held by this Client. Signature
+  // void(std::error_code).
+  template <class Token>
+  auto async_acquire(std::int64_t n, Token&& token);
+  // As try_acquire_for(n, wait) (any duration, rounded up to whole
+  // milliseconds; zero makes one attempt): signature
+  // void(std::error_code, bool), false with no error when n permits did not
+  // come in time (nothing taken).
+  template <class Rep, class Period, class Token>
+  auto async_try_acquire_for(std::int64_t n,
+                             const std::chrono::duration<Rep, Period>& wait,
+                             Token&& token);
+  // As acquire_permit(n) (the watchdog's lease) / acquire_permit(n, lease)
+  // (a fixed lease, > 0): signature void(std::error_code, distlock::Permit),
+  // an empty Permit with the error. Waits as long as it takes.
+  template <class Token>
+  auto async_acquire_permit(std::int64_t n, Token&& token);
+  template <class Token>
+  auto async_acquire_permit(std::int64_t n, std::chrono::milliseconds lease, Token&& token);
+  // As try_acquire_permit(n, wait[, lease]): signature
+  // void(std::error_code, std::optional<distlock::Permit>), nullopt with no
+  // error when none came in time.
+  template <class Rep, class Period, class Token>
+  auto async_try_acquire_permit(std::int64_t n,
+                                const std::chrono::duration<Rep, Period>& wait,
+                                Token&& token);
+  template <class Rep, class Period, class Token>
+  auto async_try_acquire_permit(std::int64_t n,
+                                const std::chrono::duration<Rep, Period>& wait,
+                                std::chrono::milliseconds lease,
+                                Token&& token);
+
  private:
   [[noreturn]] static void negative_wait(const char* call);
   static std::error_code negative_wait_code() noexcept;

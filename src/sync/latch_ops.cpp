@@ -1,11 +1,14 @@
 #include "sync/latch_ops.hpp"
 
+#include <atomic>
+
 #include "distlock/error.hpp"
 #include "distlock/latch.hpp"
 #include "net/completion.hpp"
 #include "runtime/executor.hpp"
 #include "script/scripts.hpp"
 #include "sync/acquire_op.hpp"
+#include "sync/latch_recheck.hpp"
 #include "sync/services.hpp"
 #include "topology/topology.hpp"
 
@@ -14,7 +17,17 @@ namespace {
 
 constexpr std::size_t kMaxName = 64 * 1024;
 
+std::atomic<std::chrono::milliseconds::rep> recheck_ms{Latch::kRecheck.count()};
+
 }  // namespace
+
+std::chrono::milliseconds latch_recheck() noexcept {
+  return std::chrono::milliseconds(recheck_ms.load());
+}
+
+void set_latch_recheck(std::chrono::milliseconds every) noexcept {
+  recheck_ms.store(every.count());
+}
 
 void validate_sync_name(const std::string& name, std::string_view what) {
   if (name.empty()) throw Error(errc::invalid_argument, std::string(what) + " name is empty");
@@ -102,7 +115,7 @@ Attempt LatchStep::interpret(const Value& reply) const {
 }
 
 std::chrono::milliseconds LatchStep::fallback() const {
-  return Latch::kRecheck;
+  return latch_recheck();
 }
 
 }  // namespace distlock::sync

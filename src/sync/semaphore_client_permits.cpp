@@ -105,14 +105,22 @@ bool SemaphoreState::acquire(std::int64_t n,
   ec.clear();
   if (!services->executor.may_block(ec)) return false;
   const auto keep = shared_from_this();
-  std::shared_ptr<PermitHolding> episode;
-  {
-    const std::lock_guard guard(mutex_);
-    episode = episode_locked();
-    ++pending_;
-  }
+  const std::shared_ptr<PermitHolding> episode = begin_acquire();
   bool uncertain = false;
   const bool acquired = acquire_permits(*services, episode, n, deadline, false, uncertain, ec);
+  end_acquire(n, acquired, uncertain);
+  return acquired;
+}
+
+std::shared_ptr<PermitHolding> SemaphoreState::begin_acquire() {
+  const std::lock_guard guard(mutex_);
+  auto episode = episode_locked();  // before counting this acquire: it checks pending_
+  ++pending_;
+  return episode;
+}
+
+void SemaphoreState::end_acquire(std::int64_t n, bool acquired, bool uncertain) {
+  const auto keep = shared_from_this();  // retire_locked may drop the last other owner
   const std::lock_guard guard(mutex_);
   --pending_;
   if (uncertain) uncertain_ = true;
@@ -122,7 +130,29 @@ bool SemaphoreState::acquire(std::int64_t n,
     // permits under this holder: the retiring release gives them back.
     retire_locked(uncertain_);
   }
-  return acquired;
+}
+
+void SemaphoreState::undo_late(const std::shared_ptr<PermitHolding>& holder,
+                               std::int64_t n,
+                               bool took) {
+  const auto keep = shared_from_this();
+  const std::lock_guard guard(mutex_);
+  // Closed: nothing renews the holder any more; its lease ends on the server.
+  if (services->executor.closed()) return;
+  if (holder == episode_) {
+    // Still the Client's holder (it holds or awaits other permits): give
+    // back exactly what the attempt took, or, unknown, retire the holder
+    // when the Client holds nothing (as after any unanswered attempt).
+    if (took) {
+      release_in_background(*services, holder, n);
+    } else {
+      uncertain_ = true;
+    }
+    return;
+  }
+  // Retired since (the Client held nothing else): all the holder holds now
+  // is what the attempt took; retiring it again gives that back.
+  release_in_background(*services, holder);
 }
 
 void SemaphoreState::release(std::int64_t n, std::error_code& ec) {

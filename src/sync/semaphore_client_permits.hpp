@@ -26,6 +26,15 @@ class SemaphoreState : public std::enable_shared_from_this<SemaphoreState> {
   // Acquires n for the Client: true when acquired, false (ec clear) when the
   // deadline passed. n is validated by the caller.
   bool acquire(std::int64_t n, std::optional<Clock::time_point> deadline, std::error_code& ec);
+  // An acquire in two parts (the async form): begin_acquire returns the
+  // holder it runs on, counted as pending until end_acquire books its
+  // outcome (`uncertain`: an attempt got no reply and may hold permits).
+  std::shared_ptr<PermitHolding> begin_acquire();
+  void end_acquire(std::int64_t n, bool acquired, bool uncertain);
+  // An attempt whose acquire had already ended (cancelled while the attempt
+  // was in flight) came back: it took n permits on `holder` (`took`), or got
+  // no reply and may have. Gives back what it may hold, in the background.
+  void undo_late(const std::shared_ptr<PermitHolding>& holder, std::int64_t n, bool took);
   // Releases n the Client holds: not_owner (no I/O) when it holds fewer.
   void release(std::int64_t n, std::error_code& ec);
   std::int64_t held() const;

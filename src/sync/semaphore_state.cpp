@@ -54,9 +54,10 @@ Value script_call(Services& client,
 // A release nobody waits for: owns its arguments and deletes itself.
 class BackgroundRelease final : public net::Completion {
  public:
-  explicit BackgroundRelease(std::shared_ptr<PermitHolding> h) : holding_(std::move(h)) {
+  BackgroundRelease(std::shared_ptr<PermitHolding> h, std::int64_t n)
+      : holding_(std::move(h)), n_(std::to_string(n)) {
     keys_ = holding_->keys->keys();
-    args_ = {holding_->owner, "0", "1", holding_->keys->channel};
+    args_ = {holding_->owner, n_, n == 0 ? "1" : "0", holding_->keys->channel};
   }
   void start() {
     Services& client = *holding_->services;
@@ -69,6 +70,7 @@ class BackgroundRelease final : public net::Completion {
 
  private:
   std::shared_ptr<PermitHolding> holding_;
+  std::string n_;
   std::array<std::string_view, 3> keys_;
   std::array<std::string_view, 4> args_;
   std::optional<script::ScriptCall> call_;
@@ -182,8 +184,8 @@ std::int64_t release_permits(Services& client,
   return ec ? 0 : v.as_integer();
 }
 
-void release_in_background(Services&, std::shared_ptr<PermitHolding> holding) {
-  (new BackgroundRelease(std::move(holding)))->start();
+void release_in_background(Services&, std::shared_ptr<PermitHolding> holding, std::int64_t n) {
+  (new BackgroundRelease(std::move(holding), n))->start();
 }
 
 std::int64_t semaphore_admin(Services& client,

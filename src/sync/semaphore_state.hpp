@@ -103,7 +103,11 @@ std::int64_t release_permits(Services& client,
 
 // Sends semaphore_release.lua retiring `holding` without waiting for it
 // (from the I/O thread, or to undo): best effort, the lease ends anyway.
-void release_in_background(Services& client, std::shared_ptr<PermitHolding> holding);
+// `n` > 0 gives back only n and keeps the holder (the undo of an attempt
+// that is known to have taken n).
+void release_in_background(Services& client,
+                           std::shared_ptr<PermitHolding> holding,
+                           std::int64_t n = 0);
 
 // semaphore_admin.lua, blocking: op 'set', 'add', 'drain' or 'get'.
 std::int64_t semaphore_admin(Services& client,

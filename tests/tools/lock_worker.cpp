@@ -18,7 +18,8 @@
 //   distlock_lock_worker read-hold URI NAME WATCHDOG_MS
 //
 // Or a latch waiter in another process (issue 12): waits up to 60 s for the
-// latch NAME to open; exit status 0 when it did, 2 when the wait ran out.
+// latch NAME to open; exit status 0 when it did, 2 when the wait ran out. It
+// re-reads the count only every 10 minutes: only the message wakes it.
 //
 //   distlock_lock_worker latch-wait URI NAME
 //
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "distlock/distlock.hpp"
+#include "sync/latch_recheck.hpp"
 
 namespace {
 
@@ -72,6 +74,8 @@ int read_hold(const char* uri, const char* name, const char* watchdog_ms) {
 }
 
 int latch_wait(const char* uri, const char* name) {
+  // No periodic re-read within the test's bounds: only the message wakes it.
+  distlock::sync::set_latch_recheck(std::chrono::minutes(10));
   distlock::Client client(uri);
   distlock::Latch latch = client.latch(name);
   return latch.wait_for(std::chrono::seconds(60)) ? 0 : 2;
