@@ -125,7 +125,7 @@ void SemaphoreState::end_acquire(std::int64_t n, bool acquired, bool uncertain) 
   --pending_;
   if (uncertain) uncertain_ = true;
   if (acquired) held_ += n;
-  if (held_ == 0 && pending_ == 0 && episode_) {
+  if (held_ == 0 && pending_ == 0 && releasing_ == 0 && episode_) {
     // Nothing held: stop renewing. An attempt without reply may have taken
     // permits under this holder: the retiring release gives them back.
     retire_locked(uncertain_);
@@ -159,22 +159,59 @@ void SemaphoreState::release(std::int64_t n, std::error_code& ec) {
   ec.clear();
   const auto keep = shared_from_this();
   if (!services->executor.may_block(ec)) return;  // closed, or on the I/O thread
-  const std::lock_guard guard(mutex_);
+  std::unique_lock guard(mutex_);
   if (n > held_ || !episode_) {
     ec = errc::not_owner;
     return;
   }
-  // The last permits, with no acquire in flight: retire the holder in the
-  // same call, giving back anything an unanswered acquire left on it.
-  const bool retire = held_ == n && pending_ == 0;
-  const auto r = release_permits(*services, *episode_, n, retire, ec);
+  if (held_ == n && pending_ == 0 && releasing_ == 0) {
+    // The last permits, nothing else in flight: retire the holder in the
+    // same call, giving back anything an unanswered acquire left on it.
+    // Under the mutex, so no acquire starts on a holder being retired.
+    const auto r = release_permits(*services, *episode_, n, true, ec);
+    settle_release(n, r, ec, episode_);
+    if (!ec && r >= 1) {
+      held_ -= n;
+      retire_locked(false);
+    }
+    return;
+  }
+  // Others are held or in flight: release without the mutex, so one
+  // Client's threads release (and acquire) concurrently. The permits are
+  // counted out first; a release that changed nothing counts them back.
+  const std::shared_ptr<PermitHolding> episode = episode_;
+  held_ -= n;
+  ++releasing_;
+  guard.unlock();
+  const auto r = release_permits(*services, *episode, n, false, ec);
+  guard.lock();
+  --releasing_;
+  if (episode_ != episode) {
+    // Retired meanwhile (its lease was lost, or the Client closed).
+    if (!ec && r == -1) ec = errc::lease_lost;
+    if (!ec && r == -2) ec = errc::not_owner;
+    return;
+  }
+  if (ec || r < 1) held_ += n;  // settle_release takes what is gone
+  settle_release(n, r, ec, episode);
+  if (held_ == 0 && pending_ == 0 && releasing_ == 0 && episode_) {
+    retire_locked(uncertain_);
+  }
+}
+
+void SemaphoreState::settle_release(std::int64_t n,
+                                    std::int64_t r,
+                                    std::error_code& ec,
+                                    const std::shared_ptr<PermitHolding>& episode) {
   if (ec) {
     if (ec != errc::timeout && ec != errc::connection_lost) return;  // server_error etc.
     // Unknown outcome: count them released; what the server may still hold
     // goes with the holder's retirement (or its lease) — never kept longer.
     uncertain_ = true;
     held_ -= n;
-    if (held_ == 0 && pending_ == 0) retire_locked(true);
+    if (held_ == 0 && pending_ == 0 && releasing_ == 0 && episode_ == episode) {
+      retire_locked(true);
+    }
     return;
   }
   if (r == -2) {
@@ -185,11 +222,8 @@ void SemaphoreState::release(std::int64_t n, std::error_code& ec) {
     // The lease had ended: the server gave every permit back already.
     ec = errc::lease_lost;
     held_ = 0;
-    if (pending_ == 0) retire_locked(false);
-    return;
+    if (pending_ == 0 && releasing_ == 0 && episode_ == episode) retire_locked(false);
   }
-  held_ -= n;
-  if (retire) retire_locked(false);
 }
 
 }  // namespace distlock::sync

@@ -52,11 +52,19 @@ class SemaphoreState : public std::enable_shared_from_this<SemaphoreState> {
   // Stops renewing the holder; `give_back` also sends a retiring release of
   // whatever it may still hold on the server (mutex_ held).
   void retire_locked(bool give_back);
+  // Applies a release's outcome that is not a plain success (mutex_ held):
+  // an unknown one counts the permits released, -1 (lease over) drops all,
+  // -2 is not_owner. `episode` is the holder it was sent for.
+  void settle_release(std::int64_t n,
+                      std::int64_t r,
+                      std::error_code& ec,
+                      const std::shared_ptr<PermitHolding>& episode);
 
   mutable std::mutex mutex_;
   std::shared_ptr<PermitHolding> episode_;
   std::int64_t held_ = 0;
   int pending_ = 0;         // acquires in flight on episode_
+  int releasing_ = 0;       // releases in flight on episode_ (not retiring it)
   bool uncertain_ = false;  // an acquire or release got no reply
   // Keeps this state (and its count) alive while the holder exists, even
   // when no Semaphore object is left: the permits are the Client's.
