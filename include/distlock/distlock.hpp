@@ -20,3 +20,5 @@
 // issue 12
 #include "distlock/latch.hpp"
 #include "distlock/rate_limiter.hpp"
+// issue 13
+#include "distlock/redlock.hpp"
