@@ -274,11 +274,18 @@ TEST(Redlock, WithThreeNodesKilledItFailsCleanlyAndReleasesWhatItTook) {
   EXPECT_EQ(m.with_key("rl:k3"), 0u);
 }
 
-TEST(Redlock, WithThreeNodesPausedItFailsAndTheirLateKeysAreDeletedToo) {
+TEST(Redlock, WithThreeNodesPausedItFailsWithinTheNodeTimeoutAndTheirLateKeysAreDeletedToo) {
   Masters m;
-  RedlockGroup group(m.uris(), quick());
+  // The nodes' own command timeout is a minute: only node_timeout (200 ms)
+  // can end the attempt within the 20 s bound below.
+  std::vector<std::string> uris = m.uris();
+  for (auto& u : uris) u += "?command_timeout_ms=60000";
+  RedlockGroup group(uris, quick());
   for (std::size_t i : {1u, 2u, 3u}) m.servers[i]->pause();
-  EXPECT_FALSE(group.lock("rl:p3").try_acquire().has_value());
+  auto attempt =
+      std::async(std::launch::async, [&] { return group.lock("rl:p3").try_acquire().has_value(); });
+  ASSERT_EQ(attempt.wait_for(20s), std::future_status::ready) << "waited for the paused nodes";
+  EXPECT_FALSE(attempt.get());
   EXPECT_EQ(m.with_key("rl:p3", {0, 4}), 0u) << "the running nodes' keys are deleted at once";
   for (std::size_t i : {1u, 2u, 3u}) m.servers[i]->resume();
   EXPECT_TRUE(eventually([&] { return m.with_key("rl:p3") == 0; }, 10s))
@@ -333,7 +340,9 @@ TEST(Redlock, ExtensionWithAMajorityKilledSignalsTheLossAtOnce) {
   Masters m;
   std::mutex mu;
   std::vector<LeaseLostEvent> events;
-  RedlockOptions o = quick(3s);
+  // The extension at 3 s fails; the two live nodes' keys, extended then,
+  // would live 9 s more if nothing deleted them.
+  RedlockOptions o = quick(9s);
   o.on_lease_lost = [&](const LeaseLostEvent& e) {
     std::lock_guard lock(mu);
     events.push_back(e);
@@ -349,7 +358,7 @@ TEST(Redlock, ExtensionWithAMajorityKilledSignalsTheLossAtOnce) {
   EXPECT_EQ(events[0].name, "rl:ext3");
   EXPECT_EQ(events[0].reason, LeaseLostEvent::Reason::expired);
   // What was left on the two live nodes is deleted, not left to block others.
-  EXPECT_TRUE(eventually([&] { return m.with_key("rl:ext3") == 0; }, 10s));
+  EXPECT_TRUE(eventually([&] { return m.with_key("rl:ext3") == 0; }, 5s));
 }
 
 TEST(Redlock, ExtensionFindingTheTokenGoneOnAMajoritySignalsTaken) {
