@@ -332,7 +332,7 @@ class RedlockGroup {
   // Stops the watchdog, marks every hold lost (client_closed), wakes waiting
   // calls (they fail with closed) and closes the connections. Holds are not
   // released: their keys expire after their lease. Idempotent; never
-  // throws; must not be called from an on_lease_lost callback.
+  // throws; may be called from an on_lease_lost callback.
   void close() noexcept;
   bool closed() const noexcept;
 

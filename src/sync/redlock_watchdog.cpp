@@ -19,14 +19,23 @@ int renewed(const NodeAnswer& a) {
 }  // namespace
 
 void RedlockCore::watch(const std::shared_ptr<RedlockHolding>& holding) {
+  bool closing = false;
   {
     std::lock_guard lock(mutex_);
-    if (closed_) return;
-    watched_.emplace(holding.get(), holding);
-    if (!watchdog_.joinable()) {
-      // The thread keeps the core alive until close() ends it.
-      watchdog_ = std::thread([self = shared_from_this()] { self->watchdog_loop(); });
+    closing = closed_;
+    if (!closing) {
+      watched_.emplace(holding.get(), holding);
+      if (!watchdog_.joinable()) {
+        // The thread keeps the core alive until close() ends it.
+        watchdog_ = std::thread([self = shared_from_this()] { self->watchdog_loop(); });
+      }
     }
+  }
+  if (closing) {
+    // Acquired while close() ran: nothing will extend or check it, so it is
+    // lost from the start (outside the mutex: the callback may call us).
+    holding->mark_lost(LeaseLostEvent::Reason::client_closed);
+    return;
   }
   wake_.notify_all();
 }

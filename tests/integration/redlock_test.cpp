@@ -1,8 +1,7 @@
 // Redlock over five independent masters (issue 13, item 5), against real
 // redis-server processes: acquisition and exclusion with all up; with one or
 // two nodes down, paused or behind a proxy that holds their traffic; three
-// down; a validity that is not positive; extension with a node and with a
-// majority lost.
+// down; a validity that is not positive. Holds: redlock_hold_test.cpp.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,83 +14,17 @@
 #include <vector>
 
 #include "distlock/distlock.hpp"
-#include "distlock/redlock.hpp"
+#include "integration/redlock_masters.hpp"
 #include "support/history.hpp"
-#include "support/redis_server.hpp"
 #include "support/refusing_port.hpp"
 #include "support/tcp_proxy.hpp"
 #include "support/test_helpers.hpp"
 
-namespace distlock {
+namespace distlock::redlock_test {
 namespace {
 
-using namespace std::chrono_literals;
 using test::eventually;
-using test::RedisServer;
 using test::TcpProxy;
-using test::wait_for_stop;
-
-// Five masters, a direct admin Client on each, and the URIs a group uses.
-struct Masters {
-  std::vector<std::unique_ptr<RedisServer>> servers;
-  std::vector<std::unique_ptr<Client>> admin;
-
-  explicit Masters(int n = 5) {
-    for (int i = 0; i < n; ++i) {
-      servers.push_back(std::make_unique<RedisServer>());
-      admin.push_back(std::make_unique<Client>(servers.back()->uri()));
-    }
-  }
-  std::vector<std::string> uris() const {
-    std::vector<std::string> out;
-    // Short reconnect backoff: a restarted node is back within 100 ms.
-    for (const auto& s : servers) out.push_back(s->uri());
-    return out;
-  }
-  // The value of `key` on node i, read through redis-cli ("" when absent):
-  // works on a node whose admin connection is gone.
-  std::string value(std::size_t i, const std::string& key) const {
-    return servers[i]->cli({"GET", key});
-  }
-  // How many nodes hold `key` with `token`.
-  std::size_t holding(const std::string& key, const std::string& token) const {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < servers.size(); ++i) {
-      if (servers[i]->running() && value(i, key) == token) ++n;
-    }
-    return n;
-  }
-  // How many running nodes have `key` at all (none may be paused).
-  std::size_t with_key(const std::string& key) const {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < servers.size(); ++i) {
-      if (servers[i]->running() && !value(i, key).empty()) ++n;
-    }
-    return n;
-  }
-  // How many of the nodes `which` have `key`.
-  std::size_t with_key(const std::string& key, std::initializer_list<std::size_t> which) const {
-    std::size_t n = 0;
-    for (std::size_t i : which) n += value(i, key).empty() ? 0 : 1;
-    return n;
-  }
-};
-
-RedlockOptions quick(std::chrono::milliseconds lease = 30s) {
-  RedlockOptions o;
-  o.lease = lease;
-  // Generous for a loaded 2-core machine: only a node that does not answer
-  // at all waits it out.
-  o.node_timeout = 200ms;
-  o.retry_delay = 20ms;
-  o.retry_jitter = 20ms;
-  return o;
-}
-
-// The token a holder's key has on node 0 (all holding nodes agree).
-std::string token_on(const Masters& m, std::size_t node, const std::string& key) {
-  return m.value(node, key);
-}
 
 TEST(Redlock, ALockIsHeldOnEveryNodeWithOneTokenAndUnlockDeletesItEverywhere) {
   Masters m;
@@ -316,145 +249,5 @@ TEST(Redlock, AnExplicitLeaseNoLongerThanTheTwoMillisecondMarginIsRefused) {
   EXPECT_TRUE(group.lock("rl:short").try_lock_for(0ms, 5s)) << "a longer lease is fine";
 }
 
-// --- Extension -------------------------------------------------------------------
-
-TEST(Redlock, ExtensionWithOneNodeKilledKeepsTheLease) {
-  Masters m;
-  std::atomic<int> lost{0};
-  RedlockOptions o = quick(600ms);
-  o.on_lease_lost = [&](const LeaseLostEvent&) { ++lost; };
-  RedlockGroup group(m.uris(), o);
-  RedlockLease lease = group.lock("rl:ext1").acquire();
-  const auto first = lease.deadline();
-  m.servers[2]->kill();
-  // Past the first lease entirely: only extensions can keep it valid.
-  ASSERT_TRUE(eventually([&] { return lease.deadline() > first + 700ms; }, 20s))
-      << "the watchdog did not extend on the four remaining nodes";
-  EXPECT_TRUE(lease.valid());
-  EXPECT_FALSE(lease.stop_token().stop_requested());
-  EXPECT_EQ(lost.load(), 0);
-  EXPECT_EQ(m.holding("rl:ext1", token_on(m, 0, "rl:ext1")), 4u);
-}
-
-TEST(Redlock, ExtensionWithAMajorityKilledSignalsTheLossAtOnce) {
-  Masters m;
-  std::mutex mu;
-  std::vector<LeaseLostEvent> events;
-  // The extension at 3 s fails; the two live nodes' keys, extended then,
-  // would live 9 s more if nothing deleted them.
-  RedlockOptions o = quick(9s);
-  o.on_lease_lost = [&](const LeaseLostEvent& e) {
-    std::lock_guard lock(mu);
-    events.push_back(e);
-  };
-  RedlockGroup group(m.uris(), o);
-  RedlockLease lease = group.lock("rl:ext3").acquire();
-  for (std::size_t i : {0u, 1u, 4u}) m.servers[i]->kill();
-  // The first extension (at a third of the lease) reaches two nodes of five.
-  ASSERT_TRUE(wait_for_stop(lease.stop_token(), 20s));
-  EXPECT_FALSE(lease.valid());
-  std::lock_guard lock(mu);
-  ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].name, "rl:ext3");
-  EXPECT_EQ(events[0].reason, LeaseLostEvent::Reason::expired);
-  // What was left on the two live nodes is deleted, not left to block others.
-  EXPECT_TRUE(eventually([&] { return m.with_key("rl:ext3") == 0; }, 5s));
-}
-
-TEST(Redlock, ExtensionFindingTheTokenGoneOnAMajoritySignalsTaken) {
-  Masters m;
-  std::atomic<int> taken{0};
-  RedlockOptions o = quick(600ms);
-  o.on_lease_lost = [&](const LeaseLostEvent& e) {
-    if (e.reason == LeaseLostEvent::Reason::taken) ++taken;
-  };
-  RedlockGroup group(m.uris(), o);
-  RedlockLock lock = group.lock("rl:gone");
-  lock.lock();
-  for (std::size_t i : {0u, 2u, 3u}) m.admin[i]->command("DEL", "rl:gone");
-  ASSERT_TRUE(wait_for_stop(lock.stop_token(), 20s));
-  EXPECT_EQ(taken.load(), 1);
-  EXPECT_FALSE(lock.lease_valid());
-  std::error_code ec;
-  lock.unlock(ec);
-  EXPECT_EQ(ec, errc::lease_lost);
-}
-
-TEST(Redlock, AFixedLeaseIsNeverExtendedAndIsLostWhenItRunsOut) {
-  Masters m;
-  RedlockGroup group(m.uris(), quick());
-  auto lease = group.lock("rl:fixed").try_acquire_for(0ms, 300ms);
-  ASSERT_TRUE(lease.has_value());
-  const auto deadline = lease->deadline();
-  ASSERT_TRUE(wait_for_stop(lease->stop_token(), 20s));
-  EXPECT_EQ(lease->deadline(), deadline) << "a fixed lease was extended";
-  EXPECT_FALSE(lease->valid());
-}
-
-// --- Ownership, errors, close ------------------------------------------------------
-
-TEST(Redlock, TheHoldingThreadCannotTakeItAgain) {
-  Masters m(3);
-  RedlockGroup group(m.uris(), quick());
-  RedlockLock lock = group.lock("rl:own");
-  lock.lock();
-  EXPECT_FALSE(group.lock("rl:own").try_lock()) << "not reentrant, through any handle";
-  std::error_code ec;
-  lock.lock(ec);
-  EXPECT_EQ(ec, errc::invalid_argument);
-  std::async(std::launch::async, [&] {
-    std::error_code e;
-    lock.unlock(e);
-    EXPECT_EQ(e, errc::not_owner) << "another thread's unlock";
-  }).get();
-  EXPECT_TRUE(lock.is_held_by_current_thread());
-  lock.unlock();
-}
-
-TEST(Redlock, AMajorityOfErrorRepliesIsAServerError) {
-  Masters m(3);
-  for (auto& a : m.admin) a->command("CONFIG", "SET", "maxmemory", "1");
-  RedlockGroup group(m.uris(), quick());
-  try {
-    group.lock("rl:oom").try_lock();
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), errc::server_error);
-    EXPECT_NE(std::string(e.what()).find("OOM"), std::string::npos) << e.what();
-  }
-  for (auto& a : m.admin) a->command("CONFIG", "SET", "maxmemory", "0");
-}
-
-TEST(Redlock, CloseMarksHoldsLostAndEndsWaits) {
-  Masters m(3);
-  RedlockGroup group(m.uris(), quick());
-  RedlockGroup other(m.uris(), quick());
-  RedlockLease held = other.lock("rl:close").acquire();
-  RedlockLease mine = group.lock("rl:close2").acquire();
-  auto waiter = std::async(std::launch::async, [&] {
-    std::error_code ec;
-    group.lock("rl:close").try_acquire_for(60s, std::nullopt, ec);
-    return ec;
-  });
-  ASSERT_EQ(waiter.wait_for(100ms), std::future_status::timeout);
-  group.close();
-  EXPECT_EQ(waiter.get(), errc::closed);
-  EXPECT_TRUE(mine.stop_token().stop_requested());
-  std::error_code ec;
-  mine.release(ec);
-  EXPECT_EQ(ec, errc::closed);
-}
-
-TEST(Redlock, TwoNodesNeedBothAndOneNodeIsItsOwnMajority) {
-  Masters m(2);
-  RedlockGroup pair(m.uris(), quick());
-  EXPECT_EQ(pair.quorum(), 2u);
-  m.servers[1]->kill();
-  EXPECT_FALSE(pair.lock("rl:two").try_lock());
-  RedlockGroup single({m.servers[0]->uri()}, quick());
-  EXPECT_EQ(single.quorum(), 1u);
-  EXPECT_TRUE(single.lock("rl:one").try_lock());
-}
-
 }  // namespace
-}  // namespace distlock
+}  // namespace distlock::redlock_test
