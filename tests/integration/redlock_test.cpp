@@ -225,6 +225,23 @@ TEST(Redlock, WithThreeNodesPausedItFailsWithinTheNodeTimeoutAndTheirLateKeysAre
       << "a paused node kept the key its late SET wrote";
 }
 
+TEST(Redlock, LockWaitsThroughAMajorityOutageAndGetsItOnceTheNodesReturn) {
+  Masters m;
+  RedlockGroup group(m.uris(), quick());
+  for (std::size_t i : {0u, 1u, 2u}) m.servers[i]->kill();
+  auto waiter = std::async(std::launch::async, [&] {
+    RedlockLock lock = group.lock("rl:outage");
+    lock.lock();  // retries on the jittered delay; never throws for a node
+    const bool held = lock.is_held_by_current_thread();
+    lock.unlock();
+    return held;
+  });
+  ASSERT_EQ(waiter.wait_for(300ms), std::future_status::timeout) << "held with 2 of 5";
+  for (std::size_t i : {0u, 1u, 2u}) m.servers[i]->start();
+  ASSERT_EQ(waiter.wait_for(30s), std::future_status::ready);
+  EXPECT_TRUE(waiter.get());
+}
+
 // --- Validity --------------------------------------------------------------------
 
 TEST(Redlock, AnAttemptWhoseValidityIsNotPositiveIsRefusedAndUndone) {
