@@ -133,6 +133,11 @@ void ClientImpl::start() {
   }
 }
 
+void ClientImpl::start_in_background() {
+  thread_ = std::thread([this] { io_.run(); });
+  topology_->connect_in_background();
+}
+
 void ClientImpl::close() noexcept {
   if (!executor_.close()) return;
   // Waiters and the watchdog live on the I/O thread: stop them there, before

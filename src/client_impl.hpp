@@ -36,6 +36,10 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   // Starts the I/O thread and makes the first connection. Throws Error.
   void start();
+  // Starts the I/O thread and connects in the background: never throws for
+  // an unreachable server; calls queue until the connection is up, and
+  // failed connects retry with backoff until close() (a RedlockGroup node).
+  void start_in_background();
   void close() noexcept;
   bool closed() const noexcept { return executor_.closed(); }
 

@@ -24,3 +24,5 @@
 #include "distlock/latch_async.hpp"
 #include "distlock/rate_limiter_async.hpp"
 #include "distlock/semaphore_async.hpp"
+// issue 13
+#include "distlock/redlock.hpp"

@@ -15,4 +15,12 @@ std::error_code Topology::command(std::string_view route_key,
   return data_for(route_key).submit(std::move(payload), 1, completion);
 }
 
+void Topology::connect_in_background() {
+  data_for({}).start();
+}
+
+bool Topology::connected(std::string_view key) {
+  return data_for(key).connected();
+}
+
 }  // namespace distlock::topology

@@ -32,6 +32,13 @@ class Topology {
   virtual std::uint64_t batch_group(std::string_view key) const = 0;
   // Makes the first connections; throws Error on failure.
   virtual void connect() = 0;
+  // connect() without blocking or failing (issue 13, Redlock: a node may be
+  // down when its group is made): calls queue until the connections are up,
+  // and failed connects retry with backoff until close(). The default
+  // starts data_for("")'s connection, which is all a single server has.
+  virtual void connect_in_background();
+  // Whether the data connection serving `key` is up now.
+  bool connected(std::string_view key);
   virtual void close() = 0;
 
   // One command (verb and arguments), routed by `route_key`; `completion`
