@@ -122,10 +122,14 @@ AcquireLoop::Actions AcquireLoop::subscribed(Clock::time_point now) {
 AcquireLoop::Actions AcquireLoop::on_wake(bool message) {
   if (finished_) return {};
   if (in_flight_ || subscribing_) {
-    // Retry as soon as the attempt in flight comes back contended. A
-    // confirmation while still subscribing changes nothing: the next
-    // attempt has not gone out yet.
-    if (message || in_flight_) retry_ = true;
+    // Retry as soon as the attempt in flight comes back contended. A wake
+    // while subscribing is the join of a channel that was confirmed
+    // already (another waiter's): a message sent after the last attempt ran
+    // on the server but before this join reached the others only, so read
+    // again once joined (without this, such a wait slept until its
+    // fallback: a lock's TTL, a latch's re-check).
+    (void)message;  // either way
+    retry_ = true;
     return {};
   }
   if (!sleeping_) return {};
