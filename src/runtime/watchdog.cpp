@@ -73,13 +73,13 @@ class RenewCall final : public net::Completion {
   std::error_code start(topology::Topology& topology) {
     if (auto ec = send(topology)) return ec;
     if (outstanding_ == 1) return {};
-    const auto ec = topology::send_replica_wait(
-        topology, keys_.front(), ack_, [this](std::error_code e, std::int64_t acked) {
-          // Before the script's own reply, it counted nothing of a re-sent
-          // (NOSCRIPT) script call.
-          acked_ = !e && acked >= ack_.replicas && replied_;
-          finish_one();
-        });
+    const auto ec = topology::send_replica_wait(topology, keys_.front(), ack_,
+                                                [this](std::error_code e, std::int64_t acked) {
+                                                  // Before the script's own reply, it counted
+                                                  // nothing of a re-sent (NOSCRIPT) script call.
+                                                  acked_ = !e && acked >= ack_.replicas && replied_;
+                                                  finish_one();
+                                                });
     if (ec) {
       acked_ = false;
       finish_one();
