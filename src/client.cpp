@@ -17,6 +17,14 @@ namespace {
 
 void validate(const ClientOptions& o) {
   auto bad = [](const std::string& what) { throw Error(errc::invalid_argument, what); };
+  if (o.deployment != ClientOptions::Deployment::standalone) {
+    // Parsed (issue 13, item 1) but not served yet: say so rather than talk
+    // to the first seed as if it were a standalone server.
+    bad(std::string("ClientOptions: ") +
+        (o.deployment == ClientOptions::Deployment::cluster ? "Redis Cluster (redis-cluster://)"
+                                                            : "Sentinel (redis-sentinel://)") +
+        " is not supported yet; connect to the master with redis://");
+  }
   if (o.unix_path.empty()) {
     if (o.host.empty()) bad("ClientOptions: host is empty");
     if (o.port == 0) bad("ClientOptions: port 0 is not a valid port");

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace distlock {
 
@@ -72,6 +73,25 @@ struct ClientOptions {
   // margin between its check of the lease and its write; fencing tokens
   // cover the rest. Default 0.01; must be in [0, 0.5).
   double clock_drift_factor = 0.01;
+  // The deployment (issue 13). standalone: host and port (or unix_path).
+  // cluster / sentinel: `seeds`, as parsed from redis-cluster:// and
+  // redis-sentinel:// URIs (host and port are then the first seed). The
+  // Client does not support cluster or sentinel yet: its constructor
+  // rejects them with errc::invalid_argument saying so.
+  enum class Deployment { standalone, cluster, sentinel };
+  Deployment deployment = Deployment::standalone;
+  struct Endpoint {
+    std::string host;
+    std::uint16_t port = 0;
+  };
+  std::vector<Endpoint> seeds;
+  // Sentinel: the name of the master the sentinels monitor, and the
+  // sentinels' own credentials when they have any (the data nodes use
+  // username/password).
+  std::string sentinel_master;
+  std::string sentinel_username;
+  std::string sentinel_password;
+
   // Replica acknowledgement (best effort; docs/topologies.md). When > 0,
   // every acquire is followed, on the same connection and in the same
   // pipeline, by WAIT min_replicas_acked replica_ack_timeout. An acquire
@@ -95,11 +115,17 @@ struct ClientOptions {
   //   redis://[[user]:password@]host[:port][/db][?option=value&...]
   //   rediss://...                  (TLS)
   //   unix:///path/to/redis.sock[?db=N&...]
+  //   redis-cluster://[[user]:password@]h1[:p1],h2[:p2],...[?option=value&...]
+  //   redis-sentinel://[[user]:password@]h1[:p1],...,hN[:pN]/master-name[/db][?...]
+  //   rediss-cluster://..., rediss-sentinel://...   (TLS)
+  // (seed ports default to 6379, sentinel ports to 26379; a host:port may
+  // appear once; a Cluster has only database 0)
   // host may be a name, an IPv4 address or [an:IPv6::address]. user and
   // password are percent-decoded. Options: db, connect_timeout_ms,
   // command_timeout_ms, client_name, ca_file, ca_dir, cert_file, key_file,
   // verify_peer (true/false), server_name, min_replicas_acked,
-  // replica_ack_timeout_ms.
+  // replica_ack_timeout_ms; for sentinel URIs also sentinel_username and
+  // sentinel_password.
   // Throws Error(errc::invalid_argument) naming the problem; the message never
   // contains the password.
   static ClientOptions from_uri(std::string_view uri);

@@ -15,9 +15,12 @@
 
 #include "distlock/client_options.hpp"
 #include "distlock/error.hpp"
+#include "net/uri_text.hpp"
 
 namespace distlock {
 namespace {
+
+using namespace uri_text;
 
 constexpr std::size_t npos = std::string_view::npos;
 // Timeouts are added to steady_clock::now() in nanoseconds; this bound (about
@@ -25,45 +28,6 @@ constexpr std::size_t npos = std::string_view::npos;
 constexpr std::int64_t kMaxTimeoutMs = std::numeric_limits<std::int32_t>::max();
 // sockaddr_un::sun_path holds the path and its terminating NUL.
 constexpr std::size_t kMaxUnixPath = sizeof(sockaddr_un{}.sun_path) - 1;
-
-bool is_digits(std::string_view text) {
-  return !text.empty() &&
-         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-bool is_control(char c) {
-  const auto byte = static_cast<unsigned char>(c);
-  return byte < 0x20 || byte == 0x7f;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string escaped(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte >= 0x7f || c == '\'' || c == '\\') {
-      char hex[5];
-      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
-      out += hex;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-void replace_all(std::string& text, std::string_view secret) {
-  if (secret.empty()) return;
-  for (std::size_t at = text.find(secret); at != npos; at = text.find(secret, at + 3)) {
-    text.replace(at, secret.size(), "***");
-  }
-}
 
 class UriParser {
  public:
@@ -81,6 +45,8 @@ class UriParser {
   std::string_view parse_scheme();
   void parse_userinfo(std::string_view userinfo);
   void parse_host_port(std::string_view host_port);
+  void parse_seeds(std::string_view authority);
+  void parse_sentinel_path(std::string_view path);
   void check_host(std::string_view host) const;
   std::uint16_t parse_port(std::string_view text) const;
   void parse_db_path(std::string_view path);
@@ -93,6 +59,7 @@ class UriParser {
 
   std::string_view uri_;
   Scheme scheme_ = Scheme::redis;
+  ClientOptions::Deployment deployment_ = ClientOptions::Deployment::standalone;
   ClientOptions options_;
   std::string_view raw_password_;
   // True when an '@' appears after the authority: a password holding a raw
@@ -121,6 +88,13 @@ ClientOptions UriParser::parse() {
   const std::string_view path = tail.substr(0, query_start);
   if (scheme_ == Scheme::unix_socket) {
     parse_unix_path(authority, path);
+  } else if (deployment_ != ClientOptions::Deployment::standalone) {
+    parse_seeds(authority);
+    if (deployment_ == ClientOptions::Deployment::sentinel) {
+      parse_sentinel_path(path);
+    } else if (!path.empty() && path != "/") {
+      fail("unexpected path " + quote(path) + " (a Redis Cluster has only database 0)");
+    }
   } else {
     parse_host_port(authority);
     parse_db_path(path);
@@ -130,6 +104,7 @@ ClientOptions UriParser::parse() {
     fail("option key_file requires cert_file");
   }
   options_.tls.enabled = scheme_ == Scheme::rediss;
+  options_.deployment = deployment_;
   return std::move(options_);
 }
 
@@ -140,6 +115,7 @@ void UriParser::fail(const std::string& problem) const {
   std::string message = "invalid Redis URI: " + problem;
   replace_all(message, raw_password_);
   replace_all(message, options_.password);
+  replace_all(message, options_.sentinel_password);
   throw Error(errc::invalid_argument, message);
 }
 
@@ -174,6 +150,16 @@ std::string_view UriParser::parse_scheme() {
   if (!plausible) fail("missing scheme (expected redis://, rediss:// or unix://)");
   std::transform(scheme.begin(), scheme.end(), scheme.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string shown = scheme;
+  for (const auto& [suffix, deployment] :
+       {std::pair{std::string_view("-cluster"), ClientOptions::Deployment::cluster},
+        std::pair{std::string_view("-sentinel"), ClientOptions::Deployment::sentinel}}) {
+    if (scheme.ends_with(suffix)) {
+      deployment_ = deployment;
+      scheme.resize(scheme.size() - suffix.size());
+      if (scheme != "redis" && scheme != "rediss") scheme = shown;  // unknown below
+    }
+  }
   if (scheme == "redis") {
     scheme_ = Scheme::redis;
   } else if (scheme == "rediss") {
@@ -181,10 +167,12 @@ std::string_view UriParser::parse_scheme() {
   } else if (scheme == "unix") {
     scheme_ = Scheme::unix_socket;
   } else {
-    fail("unknown scheme " + quote(scheme) + " (expected redis, rediss or unix)");
+    fail("unknown scheme " + quote(shown) +
+         " (expected redis, rediss, unix, redis-cluster, rediss-cluster, redis-sentinel or "
+         "rediss-sentinel)");
   }
   const std::string_view after = uri_.substr(colon + 1);
-  if (after.substr(0, 2) != "//") fail("missing '//' after '" + scheme + ":'");
+  if (after.substr(0, 2) != "//") fail("missing '//' after '" + shown + ":'");
   return after.substr(2);
 }
 
@@ -225,6 +213,45 @@ void UriParser::parse_host_port(std::string_view host_port) {
   }
   options_.host = std::string(host);
   if (has_port) options_.port = parse_port(port);
+}
+
+// h1[:p1],h2[:p2],...: every seed of a Cluster or the sentinels.
+void UriParser::parse_seeds(std::string_view authority) {
+  const bool sentinel = deployment_ == ClientOptions::Deployment::sentinel;
+  if (authority.empty()) fail(sentinel ? "empty sentinel list" : "empty host list");
+  while (true) {
+    const std::size_t comma = std::min(authority.find(','), authority.size());
+    const std::string_view entry = authority.substr(0, comma);
+    if (entry.empty()) fail("empty entry in the host list " + quote(authority));
+    options_.port = sentinel ? 26379 : 6379;
+    parse_host_port(entry);
+    for (const auto& seed : options_.seeds) {
+      if (seed.host == options_.host && seed.port == options_.port) {
+        fail("host " + quote(options_.host + ":" + std::to_string(options_.port)) + " given twice");
+      }
+    }
+    options_.seeds.push_back({options_.host, options_.port});
+    if (comma == authority.size()) break;
+    authority.remove_prefix(comma + 1);
+  }
+  options_.host = options_.seeds.front().host;
+  options_.port = options_.seeds.front().port;
+}
+
+// /master-name[/db]
+void UriParser::parse_sentinel_path(std::string_view path) {
+  if (path.size() <= 1) {
+    fail("missing master name (expected redis-sentinel://host:port/master-name)");
+  }
+  path.remove_prefix(1);
+  const std::size_t slash = std::min(path.find('/'), path.size());
+  options_.sentinel_master = decode(path.substr(0, slash), "the master name");
+  if (options_.sentinel_master.empty()) fail("empty master name");
+  if (std::any_of(options_.sentinel_master.begin(), options_.sentinel_master.end(),
+                  [](char c) { return is_control(c) || c == ' '; })) {
+    fail("master name contains a space or control character");
+  }
+  if (slash < path.size()) parse_db_path(path.substr(slash));
 }
 
 // Host names and IPv4 addresses: letters, digits, '-', '.' and '_' (which
@@ -320,11 +347,20 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
                                  [&](const TlsString& t) { return t.name == name; });
   if (tls == std::end(kTlsStrings) && name != "db" && name != "connect_timeout_ms" &&
       name != "command_timeout_ms" && name != "client_name" && name != "verify_peer" &&
-      name != "min_replicas_acked" && name != "replica_ack_timeout_ms") {
+      name != "min_replicas_acked" && name != "replica_ack_timeout_ms" &&
+      name != "sentinel_username" && name != "sentinel_password") {
     fail("unknown option " + quote(name));
   }
   if (value.empty() && name != "client_name") fail("option " + quote(name) + " has no value");
-  if (name == "db") {
+  if (name == "sentinel_username" || name == "sentinel_password") {
+    if (deployment_ != ClientOptions::Deployment::sentinel) {
+      fail("option " + quote(name) + " requires a redis-sentinel:// URI");
+    }
+    (name == "sentinel_username" ? options_.sentinel_username : options_.sentinel_password) = value;
+  } else if (name == "db") {
+    if (deployment_ == ClientOptions::Deployment::cluster) {
+      fail("option 'db' in a Cluster URI (a Redis Cluster has only database 0)");
+    }
     if (db_in_path_) fail("database number given twice (in the path and as option db)");
     options_.db = parse_db(value);
   } else if (name == "connect_timeout_ms") {
