@@ -149,6 +149,7 @@ TEST(SentinelFixture, FailoverSwapsMasterAndReplica) {
   const std::string info = old_master->cli({"INFO", "replication"});
   EXPECT_TRUE(contains(info, "role:slave")) << info;
   EXPECT_TRUE(contains(info, "master_port:" + std::to_string(old_replica->port()))) << info;
+  EXPECT_TRUE(contains(info, "master_link_status:up")) << info;
 }
 
 TEST(SentinelFixture, KilledMasterIsReplacedByTheReplicaTheSentinelsPromote) {
