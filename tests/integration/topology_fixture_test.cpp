@@ -92,6 +92,29 @@ TEST(ClusterFixture, KilledMasterIsReplacedByItsReplicaAndTheClusterIsOkAgain) {
   EXPECT_EQ(replica->cli({"SET", key, "v"}), "OK");
 }
 
+TEST(ClusterFixture, RestartedOldMasterRejoinsAsTheReplicaOfThePromotedOne) {
+  RedisCluster cluster;
+  RedisServer* old_master = cluster.masters()[2];
+  RedisServer* promoted = cluster.replica_of(*old_master);
+  ASSERT_NE(promoted, nullptr);
+  cluster.kill_master(2);
+  cluster.wait_for_failover(2);
+  const auto start = Clock::now();
+  cluster.restart_old_master(2);
+  ::testing::Test::RecordProperty("rejoin_ms", std::to_string(ms_since(start)));
+  EXPECT_TRUE(old_master->running());
+  EXPECT_EQ(cluster.masters()[2], promoted);
+  EXPECT_EQ(cluster.replica_of(*promoted), old_master);
+  const std::string info = old_master->cli({"INFO", "replication"});
+  EXPECT_TRUE(contains(info, "role:slave")) << info;
+  EXPECT_TRUE(contains(info, "master_port:" + std::to_string(promoted->port()))) << info;
+  EXPECT_TRUE(contains(info, "master_link_status:up")) << info;
+  for (RedisServer* node : cluster.nodes()) {
+    EXPECT_TRUE(contains(node->cli({"CLUSTER", "INFO"}), "cluster_state:ok"))
+        << "port " << node->port();
+  }
+}
+
 TEST(ClusterFixture, HalfMigratedSlotAnswersAskForAMissingKeyAndMovesWhenFinished) {
   RedisCluster cluster;
   const std::string present = "{fixture:migrate}present";

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "support/process.hpp"
 
@@ -188,7 +189,7 @@ void RedisCluster::start_nodes() {
   for (int s = 0; s < kShards; ++s) {
     shards_[static_cast<std::size_t>(s)] =
         Shard{nodes_[static_cast<std::size_t>(s)].get(),
-              nodes_[static_cast<std::size_t>(s + kShards)].get()};
+              nodes_[static_cast<std::size_t>(s + kShards)].get(), nullptr};
   }
 }
 
@@ -390,9 +391,29 @@ void RedisCluster::wait_for_failover(int shard, milliseconds bound) {
                              " was not promoted within " + std::to_string(bound.count()) + " ms\n" +
                              logs());
   }
-  s = Shard{replica, nullptr};
+  s = Shard{replica, nullptr, s.master};
   const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
   wait_until_consistent(std::max(left, milliseconds(0)));
+}
+
+void RedisCluster::restart_old_master(int shard, milliseconds bound) {
+  if (shard < 0 || shard >= kShards) {
+    throw std::out_of_range("RedisCluster::restart_old_master: shard " + std::to_string(shard));
+  }
+  Shard& s = shards_[static_cast<std::size_t>(shard)];
+  if (s.down == nullptr) {
+    throw std::logic_error("RedisCluster::restart_old_master: shard " + std::to_string(shard) +
+                           " has no killed master (call kill_master and wait_for_failover)");
+  }
+  const auto deadline = Clock::now() + bound;
+  const auto left = [&] {
+    return std::max(std::chrono::duration_cast<milliseconds>(deadline - Clock::now()),
+                    milliseconds(0));
+  };
+  s.down->start();
+  s.replica = std::exchange(s.down, nullptr);
+  wait_until_consistent(left());
+  wait_for_replica_links(left());
 }
 
 SlotMigration RedisCluster::begin_migration(int slot, RedisServer& from, RedisServer& to) {
