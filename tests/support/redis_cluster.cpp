@@ -1,18 +1,13 @@
 #include "support/redis_cluster.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 #include <utility>
 
-#include "support/process.hpp"
+#include "support/poll_until.hpp"
 
 namespace distlock::test {
 namespace {
@@ -20,27 +15,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr std::chrono::seconds kCliBound{10};
 constexpr std::chrono::seconds kStartBound{30};
 constexpr int kSlots = 16384;
-
-// Polls pred (every 10 ms: each poll spawns redis-cli, 3-5 ms) until true or
-// bound passes. Cluster state has no event to await from outside.
-// A redis-cli that fails counts as "not yet": the sentinels' promotion sends
-// CLIENT KILL TYPE normal to the promoted replica, which reset a poll's
-// connection (seen under ctest -j3), and a node may die between the
-// running() check and the poll. A persistent failure ends in the timeout.
-template <class Pred>
-bool poll_until(Pred pred, Clock::time_point deadline) {
-  for (;;) {
-    try {
-      if (pred()) return true;
-    } catch (const std::exception&) {
-    }
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-}
 
 bool starts_with(const std::string& text, const std::string& prefix) {
   return text.rfind(prefix, 0) == 0;
@@ -50,110 +26,7 @@ void expect_ok(const std::string& reply, const std::string& what) {
   if (reply != "OK") throw std::runtime_error(what + " replied: " + reply);
 }
 
-// Double-quoted for redis-cli's line parser (sdssplitargs).
-std::string quoted(const std::string& arg) {
-  std::string result = "\"";
-  for (const char c : arg) {
-    if (c == '"' || c == '\\') result += '\\';
-    result += c;
-  }
-  return result + "\"";
-}
-
-std::pair<int, int> parse_range(const std::string& field) {
-  const auto dash = field.find('-');
-  if (dash == std::string::npos) return {std::stoi(field), std::stoi(field)};
-  return {std::stoi(field.substr(0, dash)), std::stoi(field.substr(dash + 1))};
-}
-
-ClusterNodeInfo parse_node_line(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> fields;
-  for (std::string f; in >> f;) fields.push_back(f);
-  if (fields.size() < 8) throw std::runtime_error("CLUSTER NODES line: " + line);
-  ClusterNodeInfo node;
-  node.id = fields[0];
-  const auto colon = fields[1].find(':');
-  const auto at = fields[1].find('@');
-  if (colon == std::string::npos || at == std::string::npos || at < colon) {
-    throw std::runtime_error("CLUSTER NODES address: " + line);
-  }
-  const std::string port = fields[1].substr(colon + 1, at - colon - 1);
-  node.port = static_cast<std::uint16_t>(port.empty() ? 0 : std::stoi(port));
-  node.flags = fields[2];
-  node.master_id = fields[3];
-  node.connected = fields[7] == "connected";
-  for (std::size_t i = 8; i < fields.size(); ++i) {
-    if (fields[i].front() != '[') node.slots.push_back(parse_range(fields[i]));
-  }
-  return node;
-}
-
 }  // namespace
-
-bool ClusterNodeInfo::is_master() const {
-  return flags.find("master") != std::string::npos;
-}
-
-bool ClusterNodeInfo::failed() const {
-  std::istringstream in(flags);
-  for (std::string flag; std::getline(in, flag, ',');) {
-    if (flag == "fail" || flag == "noaddr") return true;
-  }
-  return false;
-}
-
-bool ClusterNodeInfo::owns(int slot) const {
-  return std::any_of(slots.begin(), slots.end(),
-                     [slot](const auto& r) { return r.first <= slot && slot <= r.second; });
-}
-
-std::vector<ClusterNodeInfo> parse_cluster_nodes(const std::string& text) {
-  std::vector<ClusterNodeInfo> result;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) result.push_back(parse_node_line(line));
-  }
-  return result;
-}
-
-std::string cli(std::uint16_t port, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"redis-cli", "-h", "127.0.0.1", "-p", std::to_string(port)};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::string output = run_capture(argv, kCliBound);
-  if (!output.empty() && output.back() == '\n') output.pop_back();
-  return output;
-}
-
-std::string cli_session(std::uint16_t port, const std::vector<std::vector<std::string>>& commands) {
-  // ChildProcess gives children /dev/null as stdin, so a shell redirects the
-  // commands from a file.
-  std::string path = "/tmp/distlock-cli-XXXXXX";
-  const int fd = ::mkstemp(path.data());
-  if (fd < 0) throw std::runtime_error("mkstemp " + path);
-  ::close(fd);
-  {
-    std::ofstream file(path);
-    for (const auto& command : commands) {
-      for (const auto& arg : command) file << quoted(arg) << ' ';
-      file << '\n';
-    }
-  }
-  std::string output;
-  try {
-    output = run_capture(
-        {"sh", "-c", "exec redis-cli -h 127.0.0.1 -p \"$0\" < \"$1\"", std::to_string(port), path},
-        kCliBound);
-  } catch (...) {
-    ::unlink(path.c_str());
-    throw;
-  }
-  ::unlink(path.c_str());
-  if (!output.empty() && output.back() == '\n') output.pop_back();
-  return output;
-}
-
-// ---- RedisCluster ----
 
 RedisCluster::RedisCluster(RedisClusterOptions options) : options_(options) {
   try {
@@ -431,73 +304,6 @@ std::string RedisCluster::logs(std::size_t lines) const {
               (node->running() ? "running" : "down") + "):\n" + node->log_tail(lines) + "\n";
   }
   return result;
-}
-
-// ---- SlotMigration ----
-
-// Target first (IMPORTING), then source (MIGRATING), as redis-cli --cluster
-// reshard does: the other order has a moment where the source sends ASK to a
-// target that still answers MOVED.
-SlotMigration::SlotMigration(RedisCluster& cluster, int slot, RedisServer& from, RedisServer& to)
-    : cluster_(&cluster), slot_(slot), from_(&from), to_(&to) {
-  if (slot < 0 || slot >= kSlots) {
-    throw std::out_of_range("RedisCluster::begin_migration: slot " + std::to_string(slot));
-  }
-  const std::string s = std::to_string(slot);
-  expect_ok(to.cli({"CLUSTER", "SETSLOT", s, "IMPORTING", cluster.node_id(from)}),
-            "CLUSTER SETSLOT IMPORTING");
-  expect_ok(from.cli({"CLUSTER", "SETSLOT", s, "MIGRATING", cluster.node_id(to)}),
-            "CLUSTER SETSLOT MIGRATING");
-}
-
-std::size_t SlotMigration::move_keys() {
-  if (finished_) throw std::runtime_error("SlotMigration::move_keys: already finished");
-  std::size_t moved = 0;
-  for (;;) {
-    const std::string listed =
-        from_->cli({"CLUSTER", "GETKEYSINSLOT", std::to_string(slot_), "100"});
-    std::vector<std::string> keys;
-    std::istringstream in(listed);
-    for (std::string key; std::getline(in, key);) {
-      if (!key.empty()) keys.push_back(key);
-    }
-    if (keys.empty()) return moved;
-    std::vector<std::string> args{"MIGRATE", "127.0.0.1", std::to_string(to_->port()), "", "0",
-                                  "5000",    "KEYS"};
-    args.insert(args.end(), keys.begin(), keys.end());
-    expect_ok(from_->cli(args), "MIGRATE");
-    moved += keys.size();
-  }
-}
-
-void SlotMigration::finish() {
-  if (finished_) return;
-  move_keys();
-  const std::string s = std::to_string(slot_);
-  const std::string target_id = cluster_->node_id(*to_);
-  std::vector<RedisServer*> order{to_, from_};
-  for (RedisServer* master : cluster_->masters()) {
-    if (master != to_ && master != from_ && master->running()) order.push_back(master);
-  }
-  for (RedisServer* node : order) {
-    expect_ok(node->cli({"CLUSTER", "SETSLOT", s, "NODE", target_id}), "CLUSTER SETSLOT NODE");
-  }
-  finished_ = true;
-  const auto target_owns = [&] {
-    for (RedisServer* node : cluster_->live_nodes()) {
-      const auto lines = cluster_->cluster_nodes(*node);
-      const bool ok = std::any_of(lines.begin(), lines.end(), [&](const auto& l) {
-        return l.port == to_->port() && l.is_master() && l.owns(slot_);
-      });
-      if (!ok) return false;
-    }
-    return true;
-  };
-  if (!poll_until(target_owns, Clock::now() + std::chrono::seconds(10))) {
-    throw std::runtime_error("slot " + s + " was not given to port " + std::to_string(to_->port()) +
-                             " everywhere within 10 s");
-  }
-  cluster_->wait_until_consistent(std::chrono::seconds(10));
 }
 
 }  // namespace distlock::test

@@ -15,7 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "support/cluster_node_info.hpp"
+#include "support/redis_cli.hpp"
 #include "support/redis_server.hpp"
+#include "support/slot_migration.hpp"
 
 namespace distlock::test {
 
@@ -26,71 +29,6 @@ struct RedisClusterOptions {
   // cluster-require-full-coverage. With yes (Redis's default) every slot of
   // every node answers CLUSTERDOWN from a master's FAIL until its promotion.
   bool require_full_coverage = true;
-};
-
-// One line of CLUSTER NODES, as far as the tests need it.
-struct ClusterNodeInfo {
-  std::string id;
-  std::uint16_t port = 0;
-  std::string flags;      // "myself,master", "slave", "master,fail", ...
-  std::string master_id;  // "-" for a master
-  bool connected = false;
-  // Owned slot ranges, inclusive; migration markers ("[5->-id]") left out.
-  std::vector<std::pair<int, int>> slots;
-  bool is_master() const;
-  bool failed() const;  // flags hold "fail" (not "fail?")
-  bool owns(int slot) const;
-};
-
-// Parses CLUSTER NODES output (one node a line). Throws std::runtime_error
-// on a line it cannot read.
-std::vector<ClusterNodeInfo> parse_cluster_nodes(const std::string& text);
-
-// Runs `redis-cli -h 127.0.0.1 -p <port> <args>` and returns its raw output
-// without the final newline, as RedisServer::cli does. Throws
-// std::runtime_error when redis-cli fails or takes longer than 10 s.
-std::string cli(std::uint16_t port, const std::vector<std::string>& args);
-
-// Runs several commands on ONE connection (redis-cli reading them from
-// stdin): for ASKING + a command, or a write + WAIT (WAIT counts only its own
-// connection's writes). Returns the replies, one line per reply (or per
-// array element), errors as text. Throws like cli().
-std::string cli_session(std::uint16_t port, const std::vector<std::vector<std::string>>& commands);
-
-class RedisCluster;
-
-// A slot moving from one master to another, step by step, so a test can act
-// between the steps (ASK from the source for a key it no longer has, TRYAGAIN
-// for a multi-key command over present and absent keys). Made by
-// RedisCluster::begin_migration. Not thread-safe. Destroying it unfinished
-// leaves the slot MIGRATING/IMPORTING (the cluster is still usable).
-class SlotMigration {
- public:
-  int slot() const { return slot_; }
-  RedisServer& source() const { return *from_; }
-  RedisServer& target() const { return *to_; }
-
-  // MIGRATEs every key of the slot still on the source to the target
-  // (GETKEYSINSLOT, MIGRATE ... KEYS). Afterwards the source answers ASK for
-  // them. Returns how many keys moved. Throws std::runtime_error if MIGRATE
-  // fails or finish() already ran.
-  std::size_t move_keys();
-  // move_keys(), then CLUSTER SETSLOT <slot> NODE <target> on the target, the
-  // source and every other master, then waits (10 s bound) until every live
-  // node's CLUSTER NODES gives the slot to the target. The source answers
-  // MOVED from then on. Throws std::runtime_error on a failed step or timeout.
-  // A second call does nothing.
-  void finish();
-
- private:
-  friend class RedisCluster;
-  SlotMigration(RedisCluster& cluster, int slot, RedisServer& from, RedisServer& to);
-
-  RedisCluster* cluster_;
-  int slot_;
-  RedisServer* from_;
-  RedisServer* to_;
-  bool finished_ = false;
 };
 
 // Not thread-safe: use from one thread (the servers' const methods, such as

@@ -4,7 +4,8 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
+
+#include "support/poll_until.hpp"
 
 namespace distlock::test {
 namespace {
@@ -13,24 +14,6 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr std::chrono::seconds kStartBound{30};
-
-// Polls pred every 10 ms (each poll spawns redis-cli) until true or the
-// deadline: sentinel state has no event a test can await from outside.
-// A redis-cli that fails counts as "not yet": the sentinels' promotion sends
-// CLIENT KILL TYPE normal to the promoted replica, which reset a poll's
-// connection (seen under ctest -j3), and a node may die between the
-// running() check and the poll. A persistent failure ends in the timeout.
-template <class Pred>
-bool poll_until(Pred pred, Clock::time_point deadline) {
-  for (;;) {
-    try {
-      if (pred()) return true;
-    } catch (const std::exception&) {
-    }
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-}
 
 // redis-cli's raw output of a flat field/value array (SENTINEL MASTER).
 std::map<std::string, std::string> fields(const std::string& text) {
