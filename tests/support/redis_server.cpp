@@ -15,6 +15,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -56,21 +57,26 @@ sockaddr_in loopback_address(const std::string& host, std::uint16_t port) {
   return addr;
 }
 
-// Binds 127.0.0.1:0 to let the kernel choose a free port. Another process can
-// take it before redis-server binds it; launch() then reports that and the
-// constructor retries with a new port.
-std::uint16_t pick_free_port() {
-  for (;;) {
-    const Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+// Binds 127.0.0.1:0 to let the kernel choose `count` distinct free ports
+// (all sockets are held until every port is chosen, so they differ). Another
+// process can take one before redis-server binds it; launch() then reports
+// that and the constructor retries with new ports.
+std::vector<std::uint16_t> pick_free_ports(std::size_t count) {
+  std::vector<std::unique_ptr<Socket>> held;
+  std::vector<std::uint16_t> ports;
+  while (ports.size() < count) {
+    auto s = std::make_unique<Socket>(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_in addr = loopback_address("127.0.0.1", 0);
     socklen_t len = sizeof addr;
-    if (s.get() < 0 || ::bind(s.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (s->get() < 0 || ::bind(s->get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(s->get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
       throw std::system_error(errno, std::generic_category(), "pick a free port");
     }
     const std::uint16_t port = ntohs(addr.sin_port);
-    if (port != 6379) return port;  // never the port a developer's Redis uses
+    held.push_back(std::move(s));
+    if (port != 6379) ports.push_back(port);  // never the port a developer's Redis uses
   }
+  return ports;
 }
 
 bool poll_for(int fd, short events, Clock::time_point deadline) {
@@ -164,7 +170,9 @@ RedisServer::RedisServer(RedisServerOptions options)
   dir_ = make_temp_dir("distlock-redis-");
   try {
     for (int attempt = 1;; ++attempt) {
-      port_ = pick_free_port();
+      const std::vector<std::uint16_t> ports = pick_free_ports(options_.cluster ? 2 : 1);
+      port_ = ports[0];
+      if (options_.cluster) bus_port_ = ports[1];
       write_config();
       if (launch()) break;
       if (attempt == kPortAttempts) {
@@ -206,6 +214,10 @@ void RedisServer::write_config() const {
        << "\nprotected-mode no\nenable-debug-command yes\n";
   if (!options_.requirepass.empty()) conf << "requirepass " << quoted(options_.requirepass) << "\n";
   for (const auto& rule : options_.acl_users) conf << "user " << rule << "\n";
+  if (options_.cluster) {
+    conf << "cluster-enabled yes\ncluster-config-file " << dir_ << "/nodes.conf\ncluster-port "
+         << bus_port_ << "\n";
+  }
   if (options_.unix_socket) conf << "unixsocket " << dir_ << "/redis.sock\nunixsocketperm 700\n";
   for (const auto& [name, value] : options_.config) conf << name << " " << value << "\n";
   if (!conf.flush()) throw std::runtime_error("cannot write " + dir_ + "/redis.conf");
@@ -216,7 +228,9 @@ bool RedisServer::launch() {
   SpawnOptions spawn_options;
   // Config errors go to stderr before the logfile is open: keep them in the log.
   spawn_options.output_path = log_path();
-  process_ = ChildProcess::spawn({"redis-server", dir_ + "/redis.conf"}, spawn_options);
+  std::vector<std::string> argv{"redis-server", dir_ + "/redis.conf"};
+  if (options_.sentinel) argv.emplace_back("--sentinel");
+  process_ = ChildProcess::spawn(argv, spawn_options);
   if (wait_until_ready(log_offset)) return true;
   const std::optional<int> status = process_.wait_for_exit(milliseconds(0));
   const std::string log = read_from(log_path(), log_offset);
@@ -235,12 +249,13 @@ bool RedisServer::launch() {
 // Returns false if the process exits or the bound passes.
 bool RedisServer::wait_until_ready(std::uintmax_t log_offset) {
   const auto deadline = Clock::now() + kReadyBound;
+  // A sentinel never logs "Ready to accept connections" (7.0 server.c).
+  const char* const marker = options_.sentinel ? "Sentinel ID is" : "Ready to accept connections";
   bool logged_ready = false;
   while (Clock::now() < deadline) {
     if (!process_.running()) return false;
     logged_ready =
-        logged_ready ||
-        read_from(log_path(), log_offset).find("Ready to accept connections") != std::string::npos;
+        logged_ready || read_from(log_path(), log_offset).find(marker) != std::string::npos;
     if (logged_ready && (options_.tls || raw_ping(host_, port_, milliseconds(1000)))) return true;
     std::this_thread::sleep_for(milliseconds(2));
   }

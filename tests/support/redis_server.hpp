@@ -31,6 +31,18 @@ struct RedisServerOptions {
   bool tls = false;
   // Also listen on <dir>/redis.sock (unixsocketperm 700).
   bool unix_socket = false;
+  // Cluster mode: cluster-enabled yes, cluster-config-file <dir>/nodes.conf
+  // (kept across start()/restart(), so a restarted node rejoins with its
+  // node id) and the cluster bus on a second free port, cluster_bus_port(),
+  // chosen with the port and kept for the object's life. Other cluster
+  // settings (cluster-node-timeout, ...) go in `config`.
+  bool cluster = false;
+  // Sentinel mode: started as `redis-server <conf> --sentinel` (Debian's
+  // redis-sentinel binary may be absent) and ready once its log says
+  // "Sentinel ID is" and it answers PING. The sentinel rewrites its config
+  // file; start() writes a fresh one (a new sentinel id). The `sentinel ...`
+  // directives go in `config`, in order.
+  bool sentinel = false;
   // Extra directives, written verbatim as "name value" lines after all the
   // others (so they override them), for example {"maxmemory", "1mb"}.
   std::vector<std::pair<std::string, std::string>> config;
@@ -60,6 +72,8 @@ class RedisServer {
   // The port, the same for the whole life of the object (the TLS port for a
   // TLS server).
   std::uint16_t port() const { return port_; }
+  // The cluster bus port with options.cluster, 0 otherwise.
+  std::uint16_t cluster_bus_port() const { return bus_port_; }
   // "redis://127.0.0.1:PORT"; "redis://:PASSWORD@127.0.0.1:PORT" with
   // requirepass (the password percent-encoded); TLS:
   // "rediss://[:PASSWORD@]127.0.0.1:PORT?ca_file=<ca>&server_name=localhost".
@@ -125,6 +139,7 @@ class RedisServer {
   std::string host_ = "127.0.0.1";
   std::string dir_;
   std::uint16_t port_ = 0;
+  std::uint16_t bus_port_ = 0;
   ChildProcess process_;
   pid_t owner_;  // the process that created this object
 };
