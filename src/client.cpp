@@ -9,7 +9,7 @@
 #include "script/scripts.hpp"
 #include "sync/lock_ops.hpp"
 #include "sync/semaphore_client_permits.hpp"
-#include "topology/standalone.hpp"
+#include "topology/factory.hpp"
 
 namespace distlock {
 namespace detail {
@@ -18,14 +18,8 @@ namespace {
 void validate(const ClientOptions& o) {
   auto bad = [](const std::string& what) { throw Error(errc::invalid_argument, what); };
   if (o.deployment != ClientOptions::Deployment::standalone) {
-    // Parsed (issue 13, item 1) but not served yet: say so rather than talk
-    // to the first seed as if it were a standalone server.
-    bad(std::string("ClientOptions: ") +
-        (o.deployment == ClientOptions::Deployment::cluster ? "Redis Cluster (redis-cluster://)"
-                                                            : "Sentinel (redis-sentinel://)") +
-        " is not supported yet; connect to the master with redis://");
-  }
-  if (o.unix_path.empty()) {
+    if (o.seeds.empty()) bad("ClientOptions: a cluster or sentinel deployment needs seeds");
+  } else if (o.unix_path.empty()) {
     if (o.host.empty()) bad("ClientOptions: host is empty");
     if (o.port == 0) bad("ClientOptions: port 0 is not a valid port");
   } else if (o.unix_path.front() != '/') {
@@ -116,8 +110,8 @@ ClientImpl::ClientImpl(ClientOptions options)
       waiters_->on_message(channel.as_string(), payload.is_string() ? payload.as_string() : "");
     }
   };
-  topology_ = std::make_unique<topology::Standalone>(io_, options_, tls_.get(), std::move(data),
-                                                     std::move(subscriber));
+  topology_ =
+      topology::make_topology(io_, options_, tls_.get(), std::move(data), std::move(subscriber));
   // The handlers above run only once the I/O thread starts, after these exist.
   watchdog_ = std::make_unique<runtime::Watchdog>(
       *topology_, options_.watchdog_timeout / 3, io_,

@@ -1,0 +1,29 @@
+#include "topology/factory.hpp"
+
+#include "distlock/error.hpp"
+#include "topology/standalone.hpp"
+
+namespace distlock::topology {
+
+std::unique_ptr<Topology> make_topology(asio::io_context& io,
+                                        const ClientOptions& options,
+                                        asio::ssl::context* tls,
+                                        net::Connection::Handlers data_handlers,
+                                        net::Connection::Handlers subscriber_handlers) {
+  switch (options.deployment) {
+    case ClientOptions::Deployment::standalone:
+      return std::make_unique<Standalone>(io, options, tls, std::move(data_handlers),
+                                          std::move(subscriber_handlers));
+    case ClientOptions::Deployment::cluster:
+      throw Error(errc::invalid_argument,
+                  "ClientOptions: Redis Cluster (redis-cluster://) is not supported yet; "
+                  "connect to the master with redis://");
+    case ClientOptions::Deployment::sentinel:
+      throw Error(errc::invalid_argument,
+                  "ClientOptions: Sentinel (redis-sentinel://) is not supported yet; "
+                  "connect to the master with redis://");
+  }
+  throw Error(errc::invalid_argument, "ClientOptions: unknown deployment");
+}
+
+}  // namespace distlock::topology
