@@ -19,6 +19,9 @@ void validate(const ClientOptions& o) {
   auto bad = [](const std::string& what) { throw Error(errc::invalid_argument, what); };
   if (o.deployment != ClientOptions::Deployment::standalone) {
     if (o.seeds.empty()) bad("ClientOptions: a cluster or sentinel deployment needs seeds");
+    if (o.deployment == ClientOptions::Deployment::cluster && o.db != 0) {
+      bad("ClientOptions: Redis Cluster has only database 0, got db " + std::to_string(o.db));
+    }
   } else if (o.unix_path.empty()) {
     if (o.host.empty()) bad("ClientOptions: host is empty");
     if (o.port == 0) bad("ClientOptions: port 0 is not a valid port");

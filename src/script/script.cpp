@@ -2,7 +2,10 @@
 
 #include <openssl/sha.h>
 
+#include <array>
 #include <vector>
+
+#include "distlock/error.hpp"
 
 #include "net/connection.hpp"
 #include "resp/encoder.hpp"
@@ -62,16 +65,54 @@ bool is_noscript(const Value& reply) {
 std::error_code ScriptCall::start() {
   std::string payload;
   encode_evalsha(payload, script_, keys_, args_);
-  return connection_.submit(std::move(payload), 1, this);
+  return connection_->submit(std::move(payload), 1, this);
+}
+
+void ScriptCall::send(bool eval) {
+  eval_ = eval;
+  std::string payload;
+  if (asking_) resp::encode_command(payload, std::array<std::string_view, 1>{"ASKING"});
+  if (eval) {
+    encode_eval(payload, script_, keys_, args_);
+  } else {
+    encode_evalsha(payload, script_, keys_, args_);
+  }
+  if (auto e = connection_->submit(std::move(payload), asking_ ? 2 : 1, this)) {
+    next_->complete(e, {});
+  }
+}
+
+bool ScriptCall::redirected(const Value& reply) {
+  if (!router_ || !reply.is_error()) return false;
+  auto to = router_->resend(reply, route_key_, redirects_, waited_);
+  if (!to) return false;
+  ++redirects_;
+  connection_ = to->connection;
+  asking_ = to->asking;
+  const bool eval = eval_;
+  if (to->delay.count() <= 0) {
+    send(eval);
+  } else {
+    waited_ += to->delay;
+    router_->after(to->delay, [this, eval](bool ok) {
+      if (ok) return send(eval);
+      next_->complete(errc::closed, {});
+    });
+  }
+  return true;
 }
 
 void ScriptCall::complete(std::error_code ec, Value reply) {
-  if (!ec && !retried_ && is_noscript(reply)) {
+  if (asking_ && !ec && reply.is_array()) {
+    // ASKING's OK, then the call's own reply.
+    auto parts = std::move(reply.as_array());
+    reply = parts.size() == 2 ? std::move(parts[1]) : Value::error("ERR no reply after ASKING");
+  }
+  if (ec) return next_->complete(ec, std::move(reply));
+  if (redirected(reply)) return;
+  if (!retried_ && is_noscript(reply)) {
     retried_ = true;
-    std::string payload;
-    encode_eval(payload, script_, keys_, args_);
-    if (auto e = connection_.submit(std::move(payload), 1, this)) next_->complete(e, {});
-    return;
+    return send(true);
   }
   next_->complete(ec, std::move(reply));
 }

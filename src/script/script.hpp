@@ -9,6 +9,7 @@
 
 #include "distlock/value.hpp"
 #include "net/completion.hpp"
+#include "net/router.hpp"
 
 namespace distlock::net {
 class Connection;
@@ -44,6 +45,12 @@ bool is_noscript(const Value& reply);
 // script, then forwards the outcome to `next`. NOSCRIPT means the script did
 // not run, so the retry cannot run it twice.
 //
+// With a `router` (Cluster), a MOVED or ASK reply sends the call again to
+// the node it names (ASK: preceded by ASKING on that connection), and
+// TRYAGAIN / CLUSTERDOWN / LOADING / MASTERDOWN send it again after a
+// backoff, within the router's bounds; `next` sees only the final outcome.
+// All of those replies mean the script did not run.
+//
 // `keys` and `args` must stay valid until `next` completes.
 class ScriptCall final : public net::Completion {
  public:
@@ -51,8 +58,16 @@ class ScriptCall final : public net::Completion {
              const Script& script,
              std::span<const std::string_view> keys,
              std::span<const std::string_view> args,
-             net::Completion* next)
-      : connection_(connection), script_(script), keys_(keys), args_(args), next_(next) {}
+             net::Completion* next,
+             net::Router* router = nullptr,
+             std::string_view route_key = {})
+      : connection_(&connection),
+        script_(script),
+        keys_(keys),
+        args_(args),
+        next_(next),
+        router_(router),
+        route_key_(route_key) {}
 
   // Submits the EVALSHA. On failure to queue, returns the error and `next`
   // is not called.
@@ -60,13 +75,28 @@ class ScriptCall final : public net::Completion {
 
   void complete(std::error_code ec, Value reply) override;
 
+  // Whether the call went out more than once (NOSCRIPT, or a redirection):
+  // a command queued behind its first send (WAIT) did not follow it.
+  bool resent() const noexcept { return retried_ || redirects_ > 0; }
+
  private:
-  net::Connection& connection_;
+  // Sends EVALSHA (or EVAL after NOSCRIPT), prefixed with ASKING when asked;
+  // reports a failure to queue to `next`.
+  void send(bool eval);
+  bool redirected(const Value& reply);
+
+  net::Connection* connection_;
   const Script& script_;
   std::span<const std::string_view> keys_;
   std::span<const std::string_view> args_;
   net::Completion* next_;
+  net::Router* router_;
+  std::string_view route_key_;
   bool retried_ = false;
+  bool asking_ = false;  // the call in flight was sent after ASKING (two replies)
+  bool eval_ = false;    // the call in flight is EVAL
+  unsigned redirects_ = 0;
+  std::chrono::milliseconds waited_{0};
 };
 
 }  // namespace distlock::script

@@ -1,6 +1,7 @@
 #include "topology/factory.hpp"
 
 #include "distlock/error.hpp"
+#include "topology/cluster.hpp"
 #include "topology/standalone.hpp"
 
 namespace distlock::topology {
@@ -15,9 +16,8 @@ std::unique_ptr<Topology> make_topology(asio::io_context& io,
       return std::make_unique<Standalone>(io, options, tls, std::move(data_handlers),
                                           std::move(subscriber_handlers));
     case ClientOptions::Deployment::cluster:
-      throw Error(errc::invalid_argument,
-                  "ClientOptions: Redis Cluster (redis-cluster://) is not supported yet; "
-                  "connect to the master with redis://");
+      return std::make_unique<Cluster>(io, options, tls, std::move(data_handlers),
+                                       std::move(subscriber_handlers));
     case ClientOptions::Deployment::sentinel:
       throw Error(errc::invalid_argument,
                   "ClientOptions: Sentinel (redis-sentinel://) is not supported yet; "

@@ -43,14 +43,18 @@ class Topology {
 
   // One command (verb and arguments), routed by `route_key`; `completion`
   // gets its reply. An error means it was not queued (closed, queue_full)
-  // and `completion` will not be called. Cluster will follow MOVED/ASK here.
-  std::error_code command(std::string_view route_key,
-                          std::span<const std::string_view> args,
-                          net::Completion* completion);
+  // and `completion` will not be called. Cluster follows MOVED/ASK and
+  // retries transient refusals here (net/router.hpp).
+  virtual std::error_code command(std::string_view route_key,
+                                  std::span<const std::string_view> args,
+                                  net::Completion* completion);
+
+  // Cluster's redirection policy for script calls; null for one server.
+  virtual net::Router* router() noexcept { return nullptr; }
 
   // One script call routed by `route_key`, the key all of `keys` share a
-  // slot with: EVALSHA, and EVAL once after NOSCRIPT (Cluster will add
-  // MOVED/ASK here, in one place for every primitive). The call lives in
+  // slot with: EVALSHA, and EVAL once after NOSCRIPT; under Cluster also
+  // MOVED/ASK and transient refusals, in one place for every primitive. The call lives in
   // `slot`; `keys` and `args` must stay valid until `next` completes. An
   // error means it was not queued and `next` will not be called.
   std::error_code call(std::optional<script::ScriptCall>& slot,
@@ -59,7 +63,7 @@ class Topology {
                        std::span<const std::string_view> keys,
                        std::span<const std::string_view> args,
                        net::Completion* next) {
-    slot.emplace(data_for(route_key), script, keys, args, next);
+    slot.emplace(data_for(route_key), script, keys, args, next, router(), route_key);
     return slot->start();
   }
 };

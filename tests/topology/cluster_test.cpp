@@ -1,0 +1,220 @@
+// The Client on a real Redis Cluster (3 masters + 3 replicas, test::RedisCluster):
+// routing by slot, pub/sub across nodes, the watchdog's per-slot batches, a
+// live slot migration, a master killed and replaced, and bad seeds.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "distlock/distlock.hpp"
+#include "support/poll_until.hpp"
+#include "support/redis_cluster.hpp"
+#include "support/refusing_port.hpp"
+#include "topology/slot.hpp"
+
+namespace distlock::test {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::string cluster_uri(const RedisCluster& cluster, bool all_nodes = false) {
+  std::string uri = "redis-cluster://";
+  const auto nodes = all_nodes ? cluster.nodes() : cluster.masters();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (i) uri += ",";
+    uri += "127.0.0.1:" + std::to_string(nodes[i]->port());
+  }
+  return uri;
+}
+
+ClientOptions cluster_options(const RedisCluster& cluster) {
+  return ClientOptions::from_uri(cluster_uri(cluster));
+}
+
+int shard_of_slot(int slot) {
+  for (int s = 0; s < RedisCluster::kShards; ++s) {
+    if (slot >= RedisCluster::kShardFirstSlot[s] && slot <= RedisCluster::kShardLastSlot[s]) {
+      return s;
+    }
+  }
+  return -1;
+}
+
+// A name whose own slot (no hash tag) is served by shard `shard`.
+std::string name_in_shard(int shard, const std::string& prefix) {
+  for (int i = 0;; ++i) {
+    std::string name = prefix + std::to_string(i);
+    if (shard_of_slot(topology::key_slot(name)) == shard) return name;
+  }
+}
+
+long long stat(RedisServer& node, const std::string& section, const std::string& field) {
+  const std::string info = node.cli({"INFO", section});
+  const auto at = info.find(field);
+  if (at == std::string::npos) return 0;
+  const auto calls = info.find("calls=", at);
+  const auto count = info.find("count=", at);
+  const auto pos =
+      calls != std::string::npos && calls < info.find('\n', at) ? calls + 6 : count + 6;
+  return std::stoll(info.substr(pos));
+}
+
+TEST(Cluster, EveryPrimitiveWorksOnNamesInEveryMastersSlotsThroughOneClient) {
+  RedisCluster cluster;
+  Client client(cluster_uri(cluster));
+  for (int shard = 0; shard < RedisCluster::kShards; ++shard) {
+    const std::string n = name_in_shard(shard, "prim-");
+    SCOPED_TRACE("shard " + std::to_string(shard) + " name " + n);
+    auto lock = client.lock(n + "-lock");
+    auto lease = lock.acquire();
+    EXPECT_TRUE(lease.valid());
+    lease.release();
+
+    auto fenced = client.fenced_lock(name_in_shard(shard, "fenced-"));
+    auto f1 = fenced.acquire();
+    const auto t1 = f1.fencing_token();
+    f1.release();
+    auto f2 = fenced.acquire();
+    ASSERT_TRUE(t1 && f2.fencing_token());
+    EXPECT_LT(*t1, *f2.fencing_token());
+    f2.release();
+
+    auto fair = client.fair_lock(name_in_shard(shard, "fair-"));
+    fair.lock();
+    fair.unlock();
+
+    auto rw = client.read_write_lock(name_in_shard(shard, "rw-"));
+    rw.read_lock().lock();
+    rw.read_lock().unlock();
+    rw.write_lock().lock();
+    rw.write_lock().unlock();
+
+    auto sem = client.semaphore(name_in_shard(shard, "sem-"));
+    ASSERT_TRUE(sem.try_set_permits(2));
+    EXPECT_TRUE(sem.try_acquire(2));
+    EXPECT_FALSE(sem.try_acquire(1));
+    sem.release(2);
+
+    auto latch = client.latch(name_in_shard(shard, "latch-"));
+    ASSERT_TRUE(latch.try_set_count(1));
+    latch.count_down();
+    latch.wait();
+
+    auto limiter = client.rate_limiter(name_in_shard(shard, "rate-"));
+    ASSERT_TRUE(limiter.try_set_rate(1, 60s));
+    EXPECT_TRUE(limiter.try_acquire());
+    EXPECT_FALSE(limiter.try_acquire());
+  }
+  // Each master ran scripts: the calls went to the slots' owners, not to one node.
+  for (auto* master : cluster.masters()) {
+    EXPECT_GT(stat(*master, "commandstats", "cmdstat_evalsha:"), 0) << master->port();
+  }
+}
+
+TEST(Cluster, AWaiterIsWokenByAnUnlockWhoseMessageIsPublishedOnAnotherMaster) {
+  RedisCluster cluster;
+  auto options = cluster_options(cluster);
+  options.watchdog_timeout = 120s;  // without the message the waiter would sleep ~120 s
+  Client holder(options);
+  Client waiter(options);
+  // Names in every shard: whichever node carries the waiter's subscription,
+  // at least two of them publish their unlock on another node.
+  for (int shard = 0; shard < RedisCluster::kShards; ++shard) {
+    auto lock = holder.lock(name_in_shard(shard, "wake-"));
+    auto lease = lock.acquire();
+    auto other = waiter.lock(lock.name());
+    auto got = std::async(std::launch::async, [&] { return other.try_acquire_for(60s); });
+    // The waiter sleeps on its channel once some node lists a subscription.
+    ASSERT_TRUE(poll_until(
+        [&] {
+          for (auto* node : cluster.masters()) {
+            if (!node->cli({"PUBSUB", "CHANNELS"}).empty()) return true;
+          }
+          return false;
+        },
+        Clock::now() + 10s));
+    lease.release();
+    auto second = got.get();
+    ASSERT_TRUE(second.has_value()) << "shard " << shard;
+    second->release();
+  }
+}
+
+TEST(Cluster, WatchdogRenewsLeasesInEverySlotWithoutEverSendingACrossSlotBatch) {
+  RedisCluster cluster;
+  auto options = cluster_options(cluster);
+  options.watchdog_timeout = 300ms;  // renewals every 100 ms
+  Client client(options);
+  std::vector<Lease> leases;
+  for (int i = 0; i < 60; ++i) leases.push_back(client.lock("many-" + std::to_string(i)).acquire());
+  std::set<int> shards;
+  for (int i = 0; i < 60; ++i)
+    shards.insert(shard_of_slot(topology::key_slot("many-" + std::to_string(i))));
+  ASSERT_EQ(shards.size(), 3u);
+  // Many renewal rounds, each batching several leases of one node.
+  const auto renewals_before = stat(*cluster.masters()[0], "commandstats", "cmdstat_evalsha:");
+  ASSERT_TRUE(poll_until(
+      [&] {
+        return stat(*cluster.masters()[0], "commandstats", "cmdstat_evalsha:") >
+               renewals_before + 100;
+      },
+      Clock::now() + 30s));
+  for (auto& l : leases) EXPECT_TRUE(l.valid());
+  for (auto* node : cluster.masters()) {
+    EXPECT_EQ(stat(*node, "errorstats", "errorstat_CROSSSLOT:"), 0) << node->port();
+  }
+  for (auto& l : leases) l.release();
+}
+
+TEST(Cluster, UnreachableSeedsFailWithAClearErrorNamingThem) {
+  RefusingPort a;
+  RefusingPort b;
+  const std::string uri = "redis-cluster://127.0.0.1:" + std::to_string(a.port()) +
+                          ",127.0.0.1:" + std::to_string(b.port());
+  try {
+    Client client(uri);
+    FAIL() << "connected to nothing";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(errc::connection_failed));
+    EXPECT_NE(std::string(e.what()).find(std::to_string(a.port())), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::to_string(b.port())), std::string::npos) << e.what();
+  }
+}
+
+TEST(Cluster, ASeedThatIsNotAClusterNodeIsRefusedAsSuch) {
+  RedisServer plain;
+  try {
+    Client client("redis-cluster://127.0.0.1:" + std::to_string(plain.port()));
+    FAIL() << "a standalone server was taken for a cluster";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(errc::invalid_argument));
+    EXPECT_NE(std::string(e.what()).find("not a cluster node"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Cluster, AClusterWithASlotNoMasterServesIsRefusedAsDown) {
+  RedisCluster cluster;
+  for (auto* node : cluster.nodes()) node->cli({"CLUSTER", "DELSLOTS", "0"});
+  ASSERT_TRUE(poll_until(
+      [&] {
+        return cluster.masters()[0]->cli({"CLUSTER", "INFO"}).find("cluster_state:fail") !=
+               std::string::npos;
+      },
+      Clock::now() + 10s));
+  try {
+    Client client(cluster_uri(cluster));
+    FAIL() << "connected to a cluster that is down";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), make_error_code(errc::connection_failed));
+    EXPECT_NE(std::string(e.what()).find("slot 0"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace distlock::test
