@@ -124,6 +124,7 @@ void Connection::start() {
         self->state_ = State::disconnected;
         self->close_socket();
         self->schedule_reconnect();
+        if (self->handlers_.on_connect_failed) self->handlers_.on_connect_failed();
       }
     });
   });
@@ -306,6 +307,7 @@ void Connection::schedule_reconnect() {
       if (ec) {
         // A failure found by drop() itself has already rescheduled.
         if (self->state_ == State::connecting) self->drop(ec);
+        if (self->handlers_.on_connect_failed) self->handlers_.on_connect_failed();
         return;
       }
       self->became_ready(true);

@@ -52,6 +52,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::function<void(bool reconnected)> on_connected;
     // After the connection dropped (not after close()). On the I/O thread.
     std::function<void()> on_disconnected;
+    // After a background connect or reconnect attempt failed (start(), or a
+    // reconnect after a drop); the next attempt follows with backoff. On the
+    // I/O thread. Cluster uses it to look for a node's replacement.
+    std::function<void()> on_connect_failed;
     // Pub/sub pushes (subscriber role). On the I/O thread.
     std::function<void(Value push)> on_push;
     // Commands appended to every handshake whose replies, errors included,

@@ -131,6 +131,7 @@ std::shared_ptr<net::Connection> Cluster::make_connection(const std::string& hos
       if (original) original();
       refresh();  // a master gone: find who serves its slots now
     };
+    h.on_connect_failed = [this] { refresh(); };  // never reached, or not back
   } else {
     h = subscriber_handlers_;
     const bool replacement = subscriber_ != nullptr;
@@ -142,6 +143,10 @@ std::shared_ptr<net::Connection> Cluster::make_connection(const std::string& hos
     h.on_disconnected = [this] {
       subscriber_down_ = true;
       if (subscriber_handlers_.on_disconnected) subscriber_handlers_.on_disconnected();
+      refresh();
+    };
+    h.on_connect_failed = [this] {
+      subscriber_down_ = true;
       refresh();
     };
   }
@@ -375,13 +380,16 @@ void Cluster::refresh() {
   {
     std::lock_guard lock(mutex_);
     if (closed_ || nodes_.empty()) return;
-    for (auto& n : nodes_) {
-      if (n->data && n->data->connected()) {
-        c = n->data.get();
-        break;
-      }
+    // A connected node if there is one; else the next node in turn, so a
+    // dead node (often the seed this Client knew first) cannot be the only
+    // one ever asked.
+    const std::size_t n = nodes_.size();
+    for (std::size_t i = 0; i < n && !c; ++i) {
+      Node& node = *nodes_[(refresh_cursor_ + i) % n];
+      if (node.data && node.data->connected()) c = node.data.get();
     }
-    if (!c) c = &connection_locked(*nodes_.front());
+    if (!c) c = &connection_locked(*nodes_[refresh_cursor_ % n]);
+    ++refresh_cursor_;
   }
   refreshing_ = true;
   ask(*c, true);

@@ -117,6 +117,7 @@ class Cluster final : public Topology, private net::Router {
   bool refreshing_ = false;
   bool refresh_again_ = false;
   bool refresh_scheduled_ = false;
+  std::size_t refresh_cursor_ = 0;  // under mutex_
   bool subscriber_down_ = false;
   std::shared_ptr<asio::steady_timer> refresh_timer_;
 };

@@ -5,8 +5,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <future>
+#include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <vector>
@@ -170,6 +173,152 @@ TEST(Cluster, WatchdogRenewsLeasesInEverySlotWithoutEverSendingACrossSlotBatch) 
     EXPECT_EQ(stat(*node, "errorstats", "errorstat_CROSSSLOT:"), 0) << node->port();
   }
   for (auto& l : leases) l.release();
+}
+
+TEST(Cluster,
+     LocksAreTakenRenewedAndExcludedThroughALiveSlotMigrationWithoutAnErrorReachingTheUser) {
+  RedisCluster cluster;
+  const int slot = topology::key_slot("{mig}");
+  RedisServer& from = cluster.master_for_slot(slot);
+  RedisServer* to = nullptr;
+  for (auto* m : cluster.masters()) {
+    if (m != &from) to = m;
+  }
+  auto options = cluster_options(cluster);
+  options.watchdog_timeout = 300ms;  // renewals every 100 ms, all through the move
+  std::atomic<int> lost{0};
+  options.on_lease_lost = [&](const LeaseLostEvent&) { ++lost; };
+  Client a(options);
+  Client b(options);
+  auto held = a.lock("{mig}held").acquire();
+
+  // Client b takes and releases other locks of the slot all the time.
+  std::atomic<bool> stop{false};
+  std::atomic<int> rounds{0};
+  std::string churn_error;
+  std::jthread churn([&] {
+    try {
+      for (int i = 0; !stop; ++i) {
+        auto lease = b.lock("{mig}churn" + std::to_string(i % 5)).acquire();
+        lease.release();
+        ++rounds;
+      }
+    } catch (const std::exception& e) {
+      churn_error = e.what();
+    }
+  });
+  struct StopOnExit {
+    std::atomic<bool>& stop;
+    ~StopOnExit() { stop = true; }
+  } stop_on_exit{stop};
+  auto wait_rounds = [&](int more) {
+    const int target = rounds + more;
+    return poll_until([&] { return rounds >= target || !churn_error.empty(); }, Clock::now() + 30s);
+  };
+
+  ASSERT_TRUE(wait_rounds(20));
+  auto migration = cluster.begin_migration(slot, from, *to);
+  ASSERT_TRUE(wait_rounds(20));  // new keys of the slot: ASK to the target
+  EXPECT_FALSE(b.lock("{mig}held").try_lock());
+  auto fresh = b.lock("{mig}fresh").acquire();  // absent on the source: made on the target
+  // Not on the source (it answers ASK for an absent key of the slot).
+  EXPECT_EQ(from.cli({"EXISTS", "{mig}fresh"}).rfind("ASK ", 0), 0u);
+  migration.move_keys();  // the held lock's key now lives on the target: ASK for it
+  ASSERT_TRUE(wait_rounds(20));
+  EXPECT_FALSE(b.lock("{mig}held").try_lock());
+  migration.finish();  // MOVED from the source from now on
+  ASSERT_TRUE(wait_rounds(20));
+  stop = true;
+  churn.join();
+  EXPECT_EQ(churn_error, "");
+  EXPECT_FALSE(b.lock("{mig}held").try_lock());
+  EXPECT_TRUE(held.valid());
+  EXPECT_TRUE(fresh.valid());
+  EXPECT_EQ(lost, 0);
+  // The held lease was renewed on the target: its key is there with a live TTL.
+  EXPECT_EQ(to->cli({"EXISTS", "{mig}held"}), "1");
+  held.release();
+  fresh.release();
+  auto after = b.lock("{mig}held").try_acquire();
+  EXPECT_TRUE(after.has_value());
+}
+
+// Recipe A of shared/reference/redis-topologies.md 2.5: the replica can no
+// longer authenticate to its master, so later writes never reach it.
+void cut_replication(RedisServer& master, RedisServer& replica) {
+  replica.cli({"CONFIG", "SET", "masterauth", "no-such-password"});
+  replica.cli({"CLIENT", "KILL", "TYPE", "master"});
+  ASSERT_TRUE(poll_until(
+      [&] {
+        return master.cli({"INFO", "replication"}).find("connected_slaves:0") != std::string::npos;
+      },
+      Clock::now() + 10s));
+}
+
+TEST(Cluster, AKilledMastersReplicaTakesOverSurvivingLeasesStayValidAndTheLostOneIsReported) {
+  RedisCluster cluster;
+  RedisServer& master = *cluster.masters()[0];
+  RedisServer& replica = *cluster.replica_of(master);
+  auto acked = cluster_options(cluster);
+  acked.watchdog_timeout = 10s;  // the lease outlives the failover (2.1-2.7 s)
+  acked.min_replicas_acked = 1;
+  acked.replica_ack_timeout = 1000ms;
+  auto plain = acked;
+  plain.min_replicas_acked = 0;
+  Client survivor_client(acked);
+  Client lost_client(plain);
+  Client other(plain);
+
+  auto survivor = survivor_client.lock(name_in_shard(0, "survivor-")).acquire();  // replicated
+  auto elsewhere = survivor_client.lock(name_in_shard(1, "elsewhere-")).acquire();
+  cut_replication(master, replica);
+  auto doomed = lost_client.lock(name_in_shard(0, "doomed-")).acquire();  // master only
+  std::promise<void> told;
+  std::stop_callback on_lost(doomed.stop_token(), [&] { told.set_value(); });
+
+  const auto killed = Clock::now();
+  cluster.kill_master(0);
+  // The holder of the key the failover lost is told (the first renewal on
+  // the promoted replica finds the key gone).
+  ASSERT_EQ(told.get_future().wait_for(60s), std::future_status::ready);
+  const auto told_after = Clock::now() - killed;
+  EXPECT_FALSE(doomed.valid());
+  // A lock in the failed shard can be taken again once the replica serves
+  // it (until then an attempt may fail with a clear error, as with a server
+  // that is down: connection_lost, timeout or CLUSTERDOWN after retries).
+  auto after = other.lock(name_in_shard(0, "after-"));
+  std::optional<Lease> first;
+  std::vector<std::string> errors;
+  ASSERT_TRUE(poll_until(
+      [&] {
+        std::error_code ec;
+        first = after.try_acquire_for(1s, ec);
+        if (ec) errors.push_back(ec.message());
+        return first.has_value();
+      },
+      Clock::now() + 60s))
+      << errors.size() << " errors, the last: " << (errors.empty() ? "" : errors.back());
+  ::testing::Test::RecordProperty("errors_before_first_acquire", std::to_string(errors.size()));
+  const auto acquired_after = Clock::now() - killed;
+  cluster.wait_for_failover(0);
+  // The replicated lease survived and still excludes; so did the other shard's.
+  EXPECT_TRUE(survivor.valid());
+  EXPECT_TRUE(elsewhere.valid());
+  EXPECT_FALSE(other.lock(survivor.name()).try_lock());
+  EXPECT_FALSE(other.lock(elsewhere.name()).try_lock());
+  auto retaken = other.lock(doomed.name()).try_acquire();
+  EXPECT_TRUE(retaken.has_value());
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  ::testing::Test::RecordProperty("kill_to_lost_holder_told_ms",
+                                  std::to_string(duration_cast<milliseconds>(told_after).count()));
+  ::testing::Test::RecordProperty(
+      "kill_to_first_acquire_ms",
+      std::to_string(duration_cast<milliseconds>(acquired_after).count()));
+  std::printf("kill -> lost holder told: %lld ms; kill -> first acquire in the shard: %lld ms\n",
+              static_cast<long long>(duration_cast<milliseconds>(told_after).count()),
+              static_cast<long long>(duration_cast<milliseconds>(acquired_after).count()));
+  replica.cli({"CONFIG", "SET", "masterauth", ""});
 }
 
 TEST(Cluster, UnreachableSeedsFailWithAClearErrorNamingThem) {
