@@ -75,9 +75,10 @@ struct ClientOptions {
   double clock_drift_factor = 0.01;
   // The deployment (issue 13). standalone: host and port (or unix_path).
   // cluster / sentinel: `seeds`, as parsed from redis-cluster:// and
-  // redis-sentinel:// URIs (host and port are then the first seed). The
-  // Client does not support cluster or sentinel yet: its constructor
-  // rejects them with errc::invalid_argument saying so.
+  // redis-sentinel:// URIs (host and port are then the first seed). Cluster:
+  // the seeds are asked for the slot map (docs/topologies.md); db must be 0.
+  // The Client does not support sentinel yet: its constructor rejects it
+  // with errc::invalid_argument saying so.
   enum class Deployment { standalone, cluster, sentinel };
   Deployment deployment = Deployment::standalone;
   struct Endpoint {
