@@ -187,6 +187,43 @@ TEST(Redlock, StillAcquiresWithTwoNodesBehindAProxyThatHoldsTheirTraffic) {
       << "the late SETs were not undone by the unlock behind them";
 }
 
+// Parallel fan-out: with every node behind a proxy that holds its traffic,
+// each of the five nodes receives its SET before any node has answered. One
+// node at a time would leave the other four without a request for a whole
+// node_timeout (10 s here; the wait below is bounded at 5 s).
+TEST(Redlock, AnAcquireSendsToEveryNodeBeforeAnyNodeHasAnswered) {
+  Masters m;
+  std::vector<std::unique_ptr<TcpProxy>> proxies;
+  std::vector<std::string> uris;
+  for (auto& server : m.servers) {
+    proxies.push_back(std::make_unique<TcpProxy>(server->port()));
+    uris.push_back(proxies.back()->uri());
+  }
+  auto options = quick(60s);
+  options.node_timeout = 10s;
+  RedlockGroup group(uris, options);
+  RedlockLock warm = group.lock("rl:warm");  // connections up before the hold
+  ASSERT_TRUE(warm.try_lock());
+  warm.unlock();
+  std::vector<std::size_t> before;
+  for (auto& p : proxies) before.push_back(p->forwarded_upstream() + p->pending_bytes());
+  for (auto& p : proxies) p->hold();
+  RedlockLock lock = group.lock("rl:parallel");
+  auto got = std::async(std::launch::async, [&] { return lock.try_lock(); });
+  const bool all_sent = eventually(
+      [&] {
+        for (auto& p : proxies) {
+          if (p->pending_bytes() == 0) return false;
+        }
+        return true;
+      },
+      5s);
+  for (auto& p : proxies) p->resume();
+  EXPECT_TRUE(all_sent) << "some node had no request while the others were held";
+  EXPECT_TRUE(got.get());
+  lock.unlock();
+}
+
 // --- A majority down ---------------------------------------------------------------
 
 TEST(Redlock, WithThreeNodesKilledItFailsCleanlyAndReleasesWhatItTook) {
