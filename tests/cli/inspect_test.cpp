@@ -114,6 +114,8 @@ TEST_F(Inspect, ListClassifiesEveryKindAndUsesScanNotKeys) {
   ToolRun holder = hold("t:lock");
   ReadWriteLock rw = client.read_write_lock("t:rw");
   rw.lock();
+  ReadWriteLock read = client.read_write_lock("t:read");
+  read.lock_shared();  // a read hold also has a timeout key of its own
   SimpleLock simple = client.fenced_simple_lock("t:simple");
   simple.lock();
   Semaphore sem = client.semaphore("t:sem");
@@ -127,13 +129,15 @@ TEST_F(Inspect, ListClassifiesEveryKindAndUsesScanNotKeys) {
   std::map<std::string, std::string> kinds;
   for (const Json& e : list.array) kinds[e["name"].string] = e["kind"].string;
   const std::map<std::string, std::string> expected{
-      {"t:lock", "lock"},     {"t:rw", "read_write_lock"},       {"t:simple", "simple_lock"},
-      {"t:sem", "semaphore"}, {"t:latch", "semaphore_or_latch"}, {"t:rate", "rate_limiter"}};
+      {"t:lock", "lock"},          {"t:rw", "read_write_lock"}, {"t:read", "read_write_lock"},
+      {"t:simple", "simple_lock"}, {"t:sem", "semaphore"},      {"t:latch", "semaphore_or_latch"},
+      {"t:rate", "rate_limiter"}};
   EXPECT_EQ(kinds, expected) << "auxiliary keys (fencing counters, holder sets) and foreign keys "
                                 "are not listed";
   EXPECT_GT(count_stat("scan"), 0);
   EXPECT_EQ(count_stat("keys"), 0);
   rw.unlock();
+  read.unlock_shared();
   simple.unlock();
   sem.release(1);
   touch(path("go"));
