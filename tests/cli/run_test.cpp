@@ -191,6 +191,17 @@ TEST_F(Run, UnreachableRedisExits69WithinTheConnectTimeout) {
   EXPECT_NE(r.err.find("cannot connect"), std::string::npos) << r.err;
 }
 
+TEST_F(Run, AServerThatDoesNotAnswerExits69AfterTheConnectTimeout) {
+  // A stopped server: the kernel accepts the connection, nothing answers.
+  server_.pause();
+  const ToolResult r =
+      run({"run", "x", "--uri", uri_ + "?connect_timeout_ms=500", "--", "touch", path("ran")}, {},
+          seconds(30));
+  server_.resume();
+  EXPECT_EQ(r.status, 69) << r.err;
+  EXPECT_FALSE(file_exists(path("ran")));
+}
+
 TEST_F(Run, TheUriComesFromDistlockUriThenRedisUrl) {
   EXPECT_EQ(run({"run", "env1", "--", "true"},
                 {{"DISTLOCK_URI", uri_}, {"REDIS_URL", "redis://127.0.0.1:1"}})

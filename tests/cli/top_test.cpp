@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <regex>
+
 #include "cli/cli_support.hpp"
 
 namespace distlock::test {
@@ -67,6 +69,12 @@ TEST_F(Top, ShowsALockHeldByAnotherProcessWithItsHolderAndTtlAndQuitsOnQ) {
   const auto row = s.substr(s.find("nightly"));
   EXPECT_NE(row.find("lock"), std::string::npos) << s;
   EXPECT_NE(row.find(">="), std::string::npos) << s;
+  // The TTL column: seconds with one decimal, at most the 30 s watchdog lease.
+  std::smatch ttl;
+  const std::string after_holder = row.substr(row.find(owner) + owner.size());
+  ASSERT_TRUE(std::regex_search(after_holder, ttl, std::regex(R"(>=[0-9.]+s +([0-9]+)\.[0-9]s)")))
+      << s;
+  EXPECT_LE(std::stoi(ttl[1].str()), 30) << s;
   tmux({"send-keys", "-t", "top", "q"});
   ASSERT_TRUE(eventually([&] { return file_exists(path("top.exit")); }, seconds(20)))
       << "top did not quit on q: " << screen();

@@ -89,56 +89,99 @@ void begin_supervision() {
   g_supervising.store(true);
 }
 
+namespace {
+
+// Starts argv with `env` added; the pid, or -1 with `err` set (errno value).
+pid_t spawn(const std::vector<std::string>& argv,
+            const std::vector<std::pair<std::string, std::string>>& env,
+            int& err) {
+  std::vector<std::string> args = argv;
+  std::vector<std::string> environment = child_environment(env);
+  auto arg_ptrs = pointers(args);
+  auto env_ptrs = pointers(environment);
+  pid_t pid = -1;
+  err = posix_spawnp(&pid, arg_ptrs[0], nullptr, nullptr, arg_ptrs.data(), env_ptrs.data());
+  return err == 0 ? pid : -1;
+}
+
+// The running child: what to do on each event until it has been reaped.
+class Supervisor {
+ public:
+  Supervisor(pid_t pid, std::string name, std::chrono::milliseconds kill_after, bool quiet)
+      : pid_(pid), name_(std::move(name)), kill_after_(kill_after), quiet_(quiet) {}
+
+  // One byte from the self-pipe: a signal for distlock, or kLostByte.
+  void on_event(unsigned char byte) {
+    if (byte == kLostByte) {
+      on_lost();
+    } else if (byte == SIGINT || byte == SIGTERM || byte == SIGHUP) {
+      kill(pid_, byte);
+    }
+  }
+  // The lease is lost: SIGTERM now, SIGKILL kill_after later (once).
+  void on_lost() {
+    if (result_.lease_lost) return;
+    result_.lease_lost = true;
+    say(quiet_, "lease lost: sending SIGTERM to " + name_);
+    kill(pid_, SIGTERM);
+    kill_at_ = std::chrono::steady_clock::now() + kill_after_;
+  }
+  // Sends the SIGKILL when due; true once the child has exited (reaped).
+  bool poll_child() {
+    int status = 0;
+    const pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno != EINTR)) {
+      result_.exit_code = r == pid_ ? exit_code_of(status) : kExitSignalBase;
+      return true;
+    }
+    if (std::chrono::steady_clock::now() >= kill_at_) {
+      say(quiet_, name_ + " still running after --kill-after: sending SIGKILL");
+      kill(pid_, SIGKILL);
+      kill_at_ = std::chrono::steady_clock::time_point::max();
+    }
+    return false;
+  }
+  const ChildResult& result() const { return result_; }
+
+ private:
+  const pid_t pid_;
+  const std::string name_;
+  const std::chrono::milliseconds kill_after_;
+  const bool quiet_;
+  ChildResult result_;
+  // When to send SIGKILL after a lost lease; max(): not scheduled.
+  std::chrono::steady_clock::time_point kill_at_ = std::chrono::steady_clock::time_point::max();
+};
+
+}  // namespace
+
 ChildResult supervise(const std::vector<std::string>& argv,
                       const std::vector<std::pair<std::string, std::string>>& env,
                       std::stop_token lost,
                       std::chrono::milliseconds kill_after,
                       bool quiet) {
   begin_supervision();
-  std::vector<std::string> args = argv;
-  std::vector<std::string> environment = child_environment(env);
-  auto arg_ptrs = pointers(args);
-  auto env_ptrs = pointers(environment);
-  pid_t pid = -1;
-  const int err =
-      posix_spawnp(&pid, arg_ptrs[0], nullptr, nullptr, arg_ptrs.data(), env_ptrs.data());
-  if (err != 0) {
+  int err = 0;
+  const pid_t pid = spawn(argv, env, err);
+  if (pid < 0) {
     say(quiet, "cannot run " + argv[0] + ": " + std::strerror(err));
     return {err == ENOENT ? kExitNotFound : kExitCannotExecute, false};
   }
-  // Runs on the Client's I/O thread the moment the lease is lost (or at once
-  // if it already was): wake the loop below.
+  // Runs on the Client's I/O thread the moment the lease is lost (or here, at
+  // once, if it already was): wake the loop below.
   std::stop_callback on_lost(lost, [] {
     const unsigned char byte = kLostByte;
     [[maybe_unused]] const auto n = write(g_pipe[1], &byte, 1);
   });
-  ChildResult result;
-  // When to send SIGKILL after a lost lease; max(): not scheduled.
-  auto kill_at = std::chrono::steady_clock::time_point::max();
+  Supervisor child(pid, argv[0], kill_after, quiet);
   for (;;) {
-    // The poll bound is a safety net only: a SIGCHLD lost to a race with
-    // spawning is still noticed.
+    // The poll bound is a safety net only: a SIGCHLD that came before the
+    // pid was known, or a wake-up byte lost to a full pipe, is still noticed.
     for (const unsigned char byte : wait_for_events(std::chrono::milliseconds(200))) {
-      if (byte == kLostByte && !result.lease_lost) {
-        result.lease_lost = true;
-        say(quiet, "lease lost: sending SIGTERM to " + argv[0]);
-        kill(pid, SIGTERM);
-        kill_at = std::chrono::steady_clock::now() + kill_after;
-      } else if (byte == SIGINT || byte == SIGTERM || byte == SIGHUP) {
-        kill(pid, byte);
-      }
+      child.on_event(byte);
     }
-    int status = 0;
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid || (r < 0 && errno != EINTR)) {
-      result.exit_code = r == pid ? exit_code_of(status) : kExitSignalBase;
-      return result;
-    }
-    if (std::chrono::steady_clock::now() >= kill_at) {
-      say(quiet, argv[0] + " still running after --kill-after: sending SIGKILL");
-      kill(pid, SIGKILL);
-      kill_at = std::chrono::steady_clock::time_point::max();
-    }
+    if (lost.stop_requested()) child.on_lost();
+    if (child.poll_child()) return child.result();
   }
 }
 

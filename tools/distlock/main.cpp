@@ -50,58 +50,79 @@ std::vector<std::string> split_command(int& argc, char** argv) {
   return command;
 }
 
+// The parsed command line: every subcommand's options, and which one ran.
+struct Commands {
+  RunOptions run, sem;
+  InspectOptions in;
+  CLI::App* run_cmd = nullptr;
+  CLI::App* sem_run = nullptr;
+  CLI::App* status = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* force = nullptr;
+  CLI::App* top = nullptr;
+};
+
+void define_run_commands(CLI::App& app, Commands& c) {
+  c.run_cmd = app.add_subcommand("run", "run CMD while holding the lock NAME");
+  add_run_options(*c.run_cmd, c.run);
+  c.run_cmd->add_flag("--fair", c.run.fair, "first come, first served (a fair lock)");
+  c.run_cmd->add_flag("--fenced", c.run.fenced, "pass a fencing token in $DISTLOCK_FENCING_TOKEN");
+  auto* sem = app.add_subcommand("sem", "semaphores")->require_subcommand(1);
+  c.sem_run = sem->add_subcommand("run", "run CMD while holding one permit of NAME");
+  add_run_options(*c.sem_run, c.sem);
+  c.sem_run->add_option("-n,--permits", c.sem.permits, "permits, set when the semaphore has none")
+      ->required();
+}
+
+void define_inspect_commands(CLI::App& app, Commands& c) {
+  InspectOptions& in = c.in;
+  c.status = app.add_subcommand("status", "show who holds NAME");
+  c.list = app.add_subcommand("list", "list locks and synchronizers (SCAN)");
+  c.force = app.add_subcommand("force-unlock", "delete the lock NAME, whoever holds it");
+  c.top = app.add_subcommand("top", "live table of locks; q quits");
+  for (auto* sub : {c.status, c.list, c.force, c.top}) add_common(*sub, in.common);
+  for (auto* sub : {c.status, c.list, c.force})
+    sub->add_flag("--json", in.json, "one JSON document");
+  c.status->add_option("NAME", in.name, "name")->required();
+  c.force->add_option("NAME", in.name, "lock name")->required();
+  c.force->add_flag("-y,--yes", in.yes, "really delete it");
+  c.list->add_option("PATTERN", in.pattern, "SCAN MATCH pattern (default *)");
+  c.top->add_option("PATTERN", in.pattern, "SCAN MATCH pattern (default *)");
+  c.top->add_option("-i,--interval", in.interval, "refresh period (default 1s)");
+}
+
+int dispatch(Commands& c, const std::vector<std::string>& command) {
+  using namespace distlock::cli;
+  if (!c.run_cmd->parsed() && !c.sem_run->parsed() && !command.empty()) {
+    std::cerr << "distlock: '--' and a command are only for run and sem run\n";
+    return kExitUsage;
+  }
+  c.run.command = command;
+  c.sem.command = command;
+  if (c.run_cmd->parsed()) return run_lock(c.run);
+  if (c.sem_run->parsed()) return run_semaphore(c.sem);
+  if (c.status->parsed()) return status_command(c.in);
+  if (c.list->parsed()) return list_command(c.in);
+  if (c.force->parsed()) return force_unlock_command(c.in);
+  return top_command(c.in);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   distlock::cli::install_signal_handlers();
-  std::vector<std::string> command = split_command(argc, argv);
+  const std::vector<std::string> command = split_command(argc, argv);
   CLI::App app{"distlock: distributed locks on Redis for shell commands", "distlock"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "distlock 0.1.0");
-
-  RunOptions run;
-  auto* run_cmd = app.add_subcommand("run", "run CMD while holding the lock NAME");
-  add_run_options(*run_cmd, run);
-  run_cmd->add_flag("--fair", run.fair, "first come, first served (a fair lock)");
-  run_cmd->add_flag("--fenced", run.fenced, "pass a fencing token in $DISTLOCK_FENCING_TOKEN");
-
-  RunOptions sem;
-  auto* sem_cmd = app.add_subcommand("sem", "semaphores")->require_subcommand(1);
-  auto* sem_run = sem_cmd->add_subcommand("run", "run CMD while holding one permit of NAME");
-  add_run_options(*sem_run, sem);
-  sem_run->add_option("-n,--permits", sem.permits, "permits, set when the semaphore has none")
-      ->required();
-
-  InspectOptions in;
-  auto* status = app.add_subcommand("status", "show who holds NAME");
-  auto* list = app.add_subcommand("list", "list locks and synchronizers (SCAN)");
-  auto* force = app.add_subcommand("force-unlock", "delete the lock NAME, whoever holds it");
-  auto* top = app.add_subcommand("top", "live table of locks; q quits");
-  for (auto* sub : {status, list, force, top}) add_common(*sub, in.common);
-  for (auto* sub : {status, list, force}) sub->add_flag("--json", in.json, "one JSON document");
-  status->add_option("NAME", in.name, "name")->required();
-  force->add_option("NAME", in.name, "lock name")->required();
-  force->add_flag("-y,--yes", in.yes, "really delete it");
-  list->add_option("PATTERN", in.pattern, "SCAN MATCH pattern (default *)");
-  top->add_option("PATTERN", in.pattern, "SCAN MATCH pattern (default *)");
-  top->add_option("-i,--interval", in.interval, "refresh period (default 1s)");
-
+  app.set_version_flag("--version", "distlock " DISTLOCK_VERSION);
+  Commands commands;
+  define_run_commands(app, commands);
+  define_inspect_commands(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : distlock::cli::kExitUsage;
+    // --help and --version exit 0; every parse error is bad usage.
+    return app.exit(e) == 0 ? 0 : distlock::cli::kExitUsage;
   }
-  if (!run_cmd->parsed() && !sem_run->parsed() && !command.empty()) {
-    std::cerr << "distlock: '--' and a command are only for run and sem run\n";
-    return distlock::cli::kExitUsage;
-  }
-  run.command = command;
-  sem.command = command;
-  if (run_cmd->parsed()) return distlock::cli::run_lock(run);
-  if (sem_run->parsed()) return distlock::cli::run_semaphore(sem);
-  if (status->parsed()) return distlock::cli::status_command(in);
-  if (list->parsed()) return distlock::cli::list_command(in);
-  if (force->parsed()) return distlock::cli::force_unlock_command(in);
-  return distlock::cli::top_command(in);
+  return dispatch(commands, command);
 }
