@@ -18,6 +18,8 @@ packages=(
   # The simple lock's interop tests run redis-py's Lock and node redlock as
   # real peers (redlock itself comes from bench/peers' npm lock file).
   python3 python3-redis
+  # distlock top's test drives it in a real terminal.
+  tmux
 )
 # A machine with NodeSource's nodejs already has npm bundled, and Debian's
 # npm package conflicts with it: add node and npm only when they are missing.

@@ -64,6 +64,8 @@ stamp "unit, integration and fault tests"
 ctest --test-dir "$build" --output-on-failure -j "$((jobs * 2))" --timeout 300
 stamp "consumers"
 bash scripts/check_consumers.sh "$build"
+stamp "debian package"
+bash scripts/check_deb.sh "$build"
 
 if [[ $all -eq 1 ]]; then
   stamp "clang-format"

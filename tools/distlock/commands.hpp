@@ -1,0 +1,48 @@
+// The distlock subcommands, each a function returning the exit code; main.cpp
+// parses the command line into these option structs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+
+namespace distlock::cli {
+
+// `distlock run` and `distlock sem run`.
+struct RunOptions {
+  CommonOptions common;
+  std::string name;
+  // Durations as text (parsed by the command): empty --wait is forever.
+  std::string wait;
+  std::string lease;
+  std::string kill_after = "10s";
+  bool fair = false;
+  bool fenced = false;
+  // Replaces kExitNotAcquired when set (>= 0).
+  int conflict_exit_code = -1;
+  // sem run: the permits to set when the semaphore has none yet.
+  std::int64_t permits = 0;
+  std::vector<std::string> command;
+};
+
+int run_lock(const RunOptions& options);
+int run_semaphore(const RunOptions& options);
+
+// status / list / force-unlock / top.
+struct InspectOptions {
+  CommonOptions common;
+  std::string name;  // status, force-unlock
+  std::string pattern = "*";
+  bool json = false;
+  bool yes = false;
+  std::string interval = "1s";  // top
+};
+
+int status_command(const InspectOptions& options);
+int list_command(const InspectOptions& options);
+int force_unlock_command(const InspectOptions& options);
+int top_command(const InspectOptions& options);
+
+}  // namespace distlock::cli

@@ -1,0 +1,48 @@
+// What every distlock subcommand shares: the connection options, connecting,
+// mapping library errors to exit codes, and messages on stderr.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <system_error>
+
+#include "distlock/client.hpp"
+
+namespace distlock::cli {
+
+// Options every subcommand accepts.
+struct CommonOptions {
+  // Empty: DISTLOCK_URI, then REDIS_URL, then redis://127.0.0.1:6379.
+  std::string uri;
+  // The watchdog lease (ClientOptions::watchdog_timeout) as text; empty
+  // keeps the library's default (30 s).
+  std::string watchdog;
+  // Suppresses distlock's own messages on stderr (never CMD's output).
+  bool quiet = false;
+};
+
+// The URI to use: `given` when non-empty, else the environment's, else the
+// local default.
+std::string effective_uri(const std::string& given);
+
+// Connects. On failure prints why (unless quiet) and sets `exit_code`:
+// kExitUsage for a URI or option that does not parse, kExitUnavailable when
+// the server cannot be reached or refuses the credentials. Never throws.
+std::optional<Client> connect(const CommonOptions& options, int& exit_code);
+
+// The exit code for a failed library call: kExitUsage for invalid_argument,
+// kExitUnavailable for everything else (unreachable, timeout, refused by an
+// ACL, WRONGTYPE, ...).
+int exit_code_for(const std::error_code& ec);
+
+// "distlock: <message>" on stderr, unless quiet.
+void say(bool quiet, const std::string& message);
+
+// Parses an optional duration option; on a bad value prints a usage error
+// naming `option` and returns false.
+bool parse_duration_option(const std::string& option,
+                           const std::string& text,
+                           std::optional<std::chrono::milliseconds>& out);
+
+}  // namespace distlock::cli

@@ -1,0 +1,190 @@
+#include "inspect.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+namespace distlock::cli {
+namespace {
+
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
+std::optional<std::int64_t> to_int(const std::string& s) {
+  std::int64_t v = 0;
+  const auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (err != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+Fields read_hash(Client& client, const std::string& key) {
+  Fields out;
+  // Keep the reply: as_array() refers into it.
+  const Value reply = client.command("HGETALL", key);
+  const auto& items = reply.as_array();
+  for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
+    out.emplace_back(items[i].as_string(), items[i + 1].as_string());
+  }
+  return out;
+}
+
+bool has_field(const Fields& fields, const std::string& name) {
+  return std::any_of(fields.begin(), fields.end(), [&](const auto& f) { return f.first == name; });
+}
+
+bool exists(Client& client, const std::string& key) {
+  return client.command("EXISTS", key).as_integer() > 0;
+}
+
+std::int64_t subscribers(Client& client, const std::string& channel) {
+  const Value reply = client.command("PUBSUB", "NUMSUB", channel);
+  const auto& items = reply.as_array();
+  return items.size() == 2 ? items[1].as_integer() : 0;
+}
+
+bool is_token(const std::string& s) {
+  return s.size() == 32 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+// A lock hash (plain or fair): owner -> hold count. False when a value is
+// not a count (the hash is not a lock's).
+bool read_lock_hash(Client& client, Entry& e, const Fields& fields) {
+  for (const auto& [owner, count] : fields) {
+    const auto n = to_int(count);
+    if (!n) return false;
+    e.holders.push_back({owner, *n, ""});
+  }
+  const std::string queue = prefixed("redisson_lock_queue", e.name);
+  if (exists(client, queue) || exists(client, prefixed("redisson_lock_timeout", e.name))) {
+    e.kind = "fair_lock";
+    const Value waiting = client.command("LRANGE", queue, 0, -1);
+    for (const auto& v : waiting.as_array()) {
+      e.queue.push_back(v.as_string());
+    }
+    e.waiters = static_cast<std::int64_t>(e.queue.size());
+  } else {
+    e.kind = "lock";
+    e.waiters = subscribers(client, prefixed("redisson_lock__channel", e.name));
+  }
+  return true;
+}
+
+void read_rw_hash(Client& client, Entry& e, const Fields& fields) {
+  e.kind = "read_write_lock";
+  for (const auto& [field, value] : fields) {
+    if (field == "mode") {
+      e.mode = value;
+      continue;
+    }
+    const std::string suffix = ":write";
+    const bool writer = field.size() > suffix.size() && field.ends_with(suffix);
+    e.holders.push_back({writer ? field.substr(0, field.size() - suffix.size()) : field,
+                         to_int(value).value_or(0), writer ? "write" : "read"});
+  }
+  e.waiters = subscribers(client, prefixed("redisson_rwlock", e.name));
+}
+
+void read_hash_entry(Client& client, Entry& e) {
+  const Fields fields = read_hash(client, e.name);
+  if (has_field(fields, "mode")) {
+    read_rw_hash(client, e, fields);
+  } else if (has_field(fields, "rate") && has_field(fields, "interval")) {
+    e.kind = "rate_limiter";
+    e.fields = fields;
+  } else if (!read_lock_hash(client, e, fields)) {
+    e.kind = "other";
+    e.holders.clear();
+  }
+}
+
+void read_counter(Client& client, Entry& e, std::int64_t value) {
+  e.value = value;
+  const std::string holders = prefixed("distlock_semaphore_holders", e.name);
+  const std::string semaphore_channel = prefixed("redisson_sc", e.name);
+  if (exists(client, holders) || exists(client, prefixed("distlock_semaphore_leases", e.name))) {
+    e.kind = "semaphore";
+    for (const auto& [id, count] : read_hash(client, holders)) {
+      e.holders.push_back({id, to_int(count).value_or(0), ""});
+    }
+    e.waiters = subscribers(client, semaphore_channel);
+    return;
+  }
+  // Without holders a semaphore's key and a latch's key look the same.
+  e.kind = "semaphore_or_latch";
+  e.waiters = subscribers(client, semaphore_channel) +
+              subscribers(client, prefixed("redisson_countdownlatch__channel", e.name));
+}
+
+void read_string_entry(Client& client, Entry& e) {
+  const Value v = client.command("GET", e.name);
+  const std::string text = v.is_string() ? v.as_string() : "";
+  if (is_token(text)) {
+    e.kind = "simple_lock";
+    e.holders.push_back({text, 1, ""});
+    e.waiters = subscribers(client, prefixed("distlock_simple_lock__channel", e.name));
+  } else if (const auto n = to_int(text)) {
+    read_counter(client, e, *n);
+  } else {
+    e.kind = "other";
+  }
+}
+
+bool is_auxiliary(const std::string& key) {
+  for (const char* prefix :
+       {"redisson_lock_queue:", "redisson_lock_timeout:", "redisson_lock_token:",
+        "distlock_semaphore_leases:", "distlock_semaphore_holders:"}) {
+    if (key.starts_with(prefix)) return true;
+  }
+  return key.find(":rwlock_timeout:") != std::string::npos;
+}
+
+}  // namespace
+
+std::string prefixed(const std::string& prefix, const std::string& name) {
+  if (name.find('{') != std::string::npos) return prefix + ":" + name;
+  return prefix + ":{" + name + "}";
+}
+
+Entry inspect_name(Client& client, const std::string& name) {
+  Entry e;
+  e.name = name;
+  const std::string type = client.command("TYPE", name).as_string();
+  if (type == "hash") {
+    read_hash_entry(client, e);
+  } else if (type == "string") {
+    read_string_entry(client, e);
+  } else if (type != "none") {
+    e.kind = "other";
+  }
+  if (type != "none") {
+    const auto ttl = client.command("PTTL", name).as_integer();
+    if (ttl != -2) e.ttl_ms = ttl;
+  }
+  if (e.kind.ends_with("lock")) {
+    const Value counter = client.command("GET", prefixed("redisson_lock_token", name));
+    if (counter.is_string()) e.fencing_counter = to_int(counter.as_string());
+  }
+  return e;
+}
+
+std::optional<Entry> inspect_key(Client& client, const std::string& key) {
+  if (is_auxiliary(key)) return std::nullopt;
+  Entry e = inspect_name(client, key);
+  if (e.kind == "none" || e.kind == "other") return std::nullopt;
+  return e;
+}
+
+std::vector<std::string> scan_keys(Client& client, const std::string& pattern) {
+  std::set<std::string> keys;
+  std::string cursor = "0";
+  do {
+    const Value reply = client.command("SCAN", cursor, "MATCH", pattern, "COUNT", 1000);
+    const auto& parts = reply.as_array();
+    cursor = parts.at(0).as_string();
+    for (const auto& k : parts.at(1).as_array()) keys.insert(k.as_string());
+  } while (cursor != "0");
+  return {keys.begin(), keys.end()};
+}
+
+}  // namespace distlock::cli

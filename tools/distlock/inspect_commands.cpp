@@ -1,0 +1,97 @@
+// distlock status / list / force-unlock.
+#include <iostream>
+
+#include "commands.hpp"
+#include "distlock/error.hpp"
+#include "distlock/read_write_lock.hpp"
+#include "distlock/simple_lock.hpp"
+#include "exit_codes.hpp"
+#include "inspect.hpp"
+
+namespace distlock::cli {
+namespace {
+
+int failed(const InspectOptions& o, const Error& e) {
+  say(o.common.quiet, std::string("redis: ") + e.what());
+  return exit_code_for(e.code());
+}
+
+// Deletes a lock of any lock kind through its own primitive, so waiters are
+// woken (and a fair lock grants its next waiter).
+bool force_unlock(Client& client, const Entry& e) {
+  if (e.kind == "fair_lock") return client.fair_lock(e.name).force_unlock();
+  if (e.kind == "read_write_lock")
+    return client.read_write_lock(e.name).write_lock().force_unlock();
+  if (e.kind == "simple_lock") return client.simple_lock(e.name).force_unlock();
+  return client.lock(e.name).force_unlock();
+}
+
+}  // namespace
+
+int status_command(const InspectOptions& o) {
+  int code = 0;
+  auto client = connect(o.common, code);
+  if (!client) return code;
+  try {
+    const Entry e = inspect_name(*client, o.name);
+    std::cout << (o.json ? to_json(e) + "\n" : to_text(e)) << std::flush;
+    return 0;
+  } catch (const Error& e) {
+    return failed(o, e);
+  }
+}
+
+int list_command(const InspectOptions& o) {
+  int code = 0;
+  auto client = connect(o.common, code);
+  if (!client) return code;
+  try {
+    std::string out = o.json ? "[" : "";
+    bool first = true;
+    for (const std::string& key : scan_keys(*client, o.pattern)) {
+      const auto e = inspect_key(*client, key);
+      if (!e) continue;
+      if (o.json) {
+        out += (first ? "" : ",") + to_json(*e);
+      } else {
+        out += e->name + "\t" + e->kind + "\t" +
+               (e->holders.empty() ? "-" : e->holders.front().id) + "\n";
+      }
+      first = false;
+    }
+    std::cout << out << (o.json ? "]\n" : "") << std::flush;
+    return 0;
+  } catch (const Error& e) {
+    return failed(o, e);
+  }
+}
+
+int force_unlock_command(const InspectOptions& o) {
+  if (!o.yes) {
+    say(false, "force-unlock deletes '" + o.name +
+                   "' whoever holds it; its holder keeps running. Add --yes to confirm.");
+    return kExitUsage;
+  }
+  int code = 0;
+  auto client = connect(o.common, code);
+  if (!client) return code;
+  try {
+    const Entry e = inspect_name(*client, o.name);
+    if (e.kind != "none" && !e.kind.ends_with("lock")) {
+      say(false, "'" + o.name + "' is a " + e.kind + ", not a lock: not deleted");
+      return kExitUsage;
+    }
+    const bool unlocked = e.kind != "none" && force_unlock(*client, e);
+    if (o.json) {
+      std::cout << "{\"name\":" << json_string(o.name) << ",\"kind\":" << json_string(e.kind)
+                << ",\"unlocked\":" << (unlocked ? "true" : "false") << "}\n";
+    } else {
+      std::cout << o.name << ": " << (unlocked ? "unlocked" : "was not locked") << "\n";
+    }
+    return 0;
+  } catch (const Error& e) {
+    return failed(o, e);
+  }
+}
+
+}  // namespace distlock::cli
