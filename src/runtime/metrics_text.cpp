@@ -36,10 +36,12 @@ void append_escaped(std::string& out, std::string_view value) {
   }
 }
 
-// Shortest round-trip text (0.0005, 1, 2.5, 300), as Prometheus clients print.
+// Shortest round-trip text in fixed notation (0.0005, 1, 2.5, 300), as
+// Prometheus clients print bucket bounds (never 5e-04).
 void append_number(std::string& out, double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+  if (r.ec != std::errc()) r = std::to_chars(buf, buf + sizeof buf, v);  // too long: 1e+300
   out.append(buf, r.ptr);
 }
 

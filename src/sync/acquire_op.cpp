@@ -1,5 +1,6 @@
 #include "sync/acquire_op.hpp"
 
+#include <asio/error.hpp>
 #include <asio/post.hpp>
 #include <asio/system_executor.hpp>
 
@@ -183,7 +184,7 @@ void AcquireOp::record(const AcquireOutcome& o) const noexcept {
     result = AcquireResult::acquired;
   } else if (!o.ec) {
     result = AcquireResult::not_acquired;
-  } else if (o.ec == errc::cancelled || o.ec == std::errc::operation_canceled) {
+  } else if (o.ec == errc::cancelled || o.ec == asio::error::operation_aborted) {
     result = AcquireResult::cancelled;
   }
   client_.metrics.acquire(step_->metric(), result, waited_, started_);
