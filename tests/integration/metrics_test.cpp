@@ -181,6 +181,18 @@ TEST(Metrics, ACancelledAsyncAcquireCountsAsCancelled) {
   held.unlock();
 }
 
+TEST(Metrics, AKilledDataConnectionCountsOneReconnect) {
+  RedisServer server;
+  Client client(options_for(server));
+  client.command("PING");
+  EXPECT_EQ(client.metrics().reconnects, 0u);
+  server.cli({"CLIENT", "KILL", "TYPE", "normal"});
+  ASSERT_TRUE(eventually([&] { return client.metrics().reconnects >= 1; }, 10s))
+      << "the data connection never came back";
+  EXPECT_EQ(client.command("PING").as_string(), "PONG");
+  EXPECT_EQ(client.metrics().reconnects, 1u);
+}
+
 // Records on_long_hold events (I/O thread) for the test thread to await.
 struct LongHolds {
   std::mutex m;
