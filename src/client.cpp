@@ -50,6 +50,7 @@ void validate(const ClientOptions& o) {
       (o.replica_ack_timeout.count() <= 0 || o.replica_ack_timeout >= o.command_timeout)) {
     bad("ClientOptions: replica_ack_timeout must be positive and below command_timeout");
   }
+  if (o.long_hold_warning.count() < 0) bad("ClientOptions: long_hold_warning must be >= 0");
   if (!o.username.empty() && o.password.empty()) {
     bad("ClientOptions: username '" + o.username + "' given without a password");
   }
@@ -97,6 +98,7 @@ ClientImpl::ClientImpl(ClientOptions options)
   data.on_connected = [this](bool reconnected) {
     // Check every lease at once: a restarted server may have lost them all.
     if (reconnected) watchdog_->renew_all_now();
+    if (reconnected) metrics_.reconnected();
     // Releases whose outcome is unknown go again now rather than after their
     // backoff, so a thread waiting to lock that name again is not held up.
     pending_releases_->kick_all();
@@ -118,10 +120,13 @@ ClientImpl::ClientImpl(ClientOptions options)
   // The handlers above run only once the I/O thread starts, after these exist.
   watchdog_ = std::make_unique<runtime::Watchdog>(
       *topology_, options_.watchdog_timeout / 3, io_,
-      topology::ReplicaAck{options_.min_replicas_acked, options_.replica_ack_timeout});
+      topology::ReplicaAck{options_.min_replicas_acked, options_.replica_ack_timeout}, &metrics_);
   waiters_ = std::make_unique<runtime::Waiters>(*topology_);
-  services_ = std::unique_ptr<sync::Services>(new sync::Services{
-      options_, id_, executor_, *topology_, *watchdog_, *waiters_, *pending_releases_});
+  long_holds_ = std::make_unique<runtime::LongHoldMonitor>(io_, options_.long_hold_warning,
+                                                           &options_.on_long_hold);
+  services_ = std::unique_ptr<sync::Services>(
+      new sync::Services{options_, id_, executor_, *topology_, *watchdog_, *waiters_,
+                         *pending_releases_, metrics_, *long_holds_});
 }
 
 ClientImpl::~ClientImpl() {
@@ -151,6 +156,7 @@ void ClientImpl::close() noexcept {
     waiters_->close();
     watchdog_->close();
     pending_releases_->close();
+    long_holds_->close();
   });
   topology_->close();
   work_.reset();
@@ -164,6 +170,14 @@ void ClientImpl::close() noexcept {
   // The semaphores' per-Client permit counts keep themselves (and so this
   // Client) alive while they hold: let them go now that nothing renews.
   sync::SemaphoreState::forget_client(id_);
+}
+
+MetricsSnapshot ClientImpl::metrics_snapshot() const {
+  MetricsSnapshot s = metrics_.snapshot();
+  s.client_id = id_;
+  // The connection keeps this count atomically; reading it takes no lock.
+  s.commands_in_flight = topology_->data_for({}).outstanding();
+  return s;
 }
 
 std::error_code ClientImpl::submit(std::span<const std::string_view> args,
@@ -241,6 +255,10 @@ const std::string& Client::id() const noexcept {
 }
 const ClientOptions& Client::options() const noexcept {
   return impl_->options();
+}
+
+MetricsSnapshot Client::metrics() const {
+  return impl_ ? impl_->metrics_snapshot() : MetricsSnapshot{};
 }
 
 }  // namespace distlock

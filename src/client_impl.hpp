@@ -16,6 +16,8 @@
 #include "distlock/value.hpp"
 #include "net/completion.hpp"
 #include "runtime/executor.hpp"
+#include "runtime/metrics.hpp"
+#include "runtime/metrics_long_hold.hpp"
 #include "runtime/waiters.hpp"
 #include "runtime/watchdog.hpp"
 #include "sync/services.hpp"
@@ -58,10 +60,15 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   const ClientOptions& options() const noexcept { return options_; }
   const std::string& id() const noexcept { return id_; }
   sync::Services& services() noexcept { return *services_; }
+  // Client::metrics(): counters, client id and commands in flight. Any thread.
+  MetricsSnapshot metrics_snapshot() const;
 
  private:
   const ClientOptions options_;
   const std::string id_;
+  // Before everything that records into it: renewal calls may complete
+  // while the topology is being destroyed.
+  runtime::Metrics metrics_;
   mutable asio::io_context io_{1};
   asio::executor_work_guard<asio::io_context::executor_type> work_;
   runtime::Executor executor_{io_};
@@ -70,6 +77,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   std::unique_ptr<runtime::Watchdog> watchdog_;
   std::unique_ptr<runtime::Waiters> waiters_;
   std::unique_ptr<sync::PendingReleases> pending_releases_;
+  std::unique_ptr<runtime::LongHoldMonitor> long_holds_;
   std::unique_ptr<sync::Services> services_;
   std::thread thread_;
 };

@@ -15,6 +15,7 @@
 #include "distlock/client_options.hpp"
 #include "distlock/error.hpp"
 #include "distlock/lock.hpp"
+#include "distlock/metrics.hpp"
 #include "distlock/value.hpp"
 
 namespace distlock {
@@ -146,6 +147,12 @@ class Client {
   // This Client's random id (a UUID); lock owners are "<id>:<thread>".
   const std::string& id() const noexcept;
   const ClientOptions& options() const noexcept;
+
+  // What this Client's primitives have done so far (distlock/metrics.hpp):
+  // a copy, read with relaxed atomic loads (counters recorded concurrently
+  // may or may not show). Any thread; never blocks on I/O; cheap enough to
+  // scrape every second. A moved-from Client gives an empty snapshot.
+  MetricsSnapshot metrics() const;
 
   // For the library's own use (Lock, async templates).
   const std::shared_ptr<detail::ClientImpl>& impl() const noexcept { return impl_; }

@@ -28,6 +28,14 @@ struct TlsOptions {
 
 class LeaseLostEvent;
 
+// Passed to ClientOptions::on_long_hold once per holding held longer than
+// ClientOptions::long_hold_warning.
+struct LongHoldEvent {
+  std::string name;                    // the primitive's name
+  std::string owner;                   // the owner id holding it
+  std::chrono::milliseconds held_for;  // since its acquire was sent
+};
+
 struct ClientOptions {
   // TCP endpoint. Ignored when unix_path is set.
   std::string host = "127.0.0.1";
@@ -111,6 +119,14 @@ struct ClientOptions {
   // Called on the Client's I/O thread the moment a lease is lost. Must not
   // block. Optional.
   std::function<void(const LeaseLostEvent&)> on_lease_lost;
+  // Long-hold warning (issue 14): on_long_hold is called once per holding
+  // (a lock kind's thread hold or Lease, a semaphore Permit) still held
+  // long_hold_warning after its first acquire was sent. It runs on the
+  // Client's I/O thread, from a timer (never inside a lock or unlock call),
+  // and must not block: every lease renewal waits behind it. Exceptions it
+  // throws are swallowed. 0 (the default) turns it off; must be >= 0.
+  std::chrono::milliseconds long_hold_warning{0};
+  std::function<void(const LongHoldEvent&)> on_long_hold;
 
   // Parses a URI:
   //   redis://[[user]:password@]host[:port][/db][?option=value&...]

@@ -26,3 +26,6 @@
 #include "distlock/semaphore_async.hpp"
 // issue 13
 #include "distlock/redlock.hpp"
+// issue 14: metrics
+#include "distlock/metrics.hpp"
+#include "distlock/metrics_server.hpp"

@@ -59,6 +59,7 @@ void LeaseState::renewal_sent(Clock::time_point t) noexcept {
 
 bool LeaseState::mark_lost(LeaseLostEvent::Reason reason) {
   if (lost_.exchange(true)) return false;
+  hold_record.lost(reason);  // counted before anyone is told
   stop_.request_stop();
   if (on_lost_ && *on_lost_) {
     try {

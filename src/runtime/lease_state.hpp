@@ -14,6 +14,7 @@
 #include <string>
 
 #include "distlock/lease.hpp"
+#include "runtime/metrics.hpp"
 
 namespace distlock::runtime {
 
@@ -79,6 +80,7 @@ class LeaseState {
   // Set when release starts: the watchdog stops renewing it.
   std::atomic<bool> released{false};
   std::optional<std::uint64_t> fencing_token;  // written before `active`
+  HoldRecord hold_record;                      // metrics (issue 14): started before `active`
 
   // Extends the deadline to sent + believed (never shortens it). `sent` is
   // when the acquire or renewal that confirmed the lease was sent.

@@ -17,6 +17,7 @@ struct RenewalFailureCounts {
   std::atomic<std::size_t> connection_lost{0};
   std::atomic<std::size_t> other{0};
   std::atomic<std::size_t> not_replicated{0};
+  Metrics* metrics = nullptr;  // renewals by outcome (issue 14)
 
   void count(std::error_code ec) {
     if (ec == errc::timeout) {
@@ -109,21 +110,28 @@ class RenewCall final : public net::Completion {
   void apply(std::error_code ec, const Value& reply) {
     // A failed call changes nothing: the expiry check marks leases lost if
     // their deadline passes before a later renewal gets through.
-    if (ec) return failures_->count(ec);
-    if (!reply.is_array() || reply.as_array().size() != leases_.size()) {
-      return failures_->count(errc::protocol_error);
+    if (ec || !reply.is_array() || reply.as_array().size() != leases_.size()) {
+      record(false, leases_.size());
+      return failures_->count(ec ? ec : make_error_code(errc::protocol_error));
     }
     if (!acked_) ++failures_->not_replicated;
     const auto& results = reply.as_array();
     for (std::size_t i = 0; i < leases_.size(); ++i) {
       LeaseState& lease = *leases_[i];
       if (lease.released.load() || lease.lost()) continue;  // a lost lease stays lost
-      if (results[i].is_integer() && results[i].as_integer() == 1) {
+      const bool held = results[i].is_integer() && results[i].as_integer() == 1;
+      record(held && acked_, 1);
+      if (held) {
         if (!check_only_ && acked_) lease.confirm(sent_);
       } else {
         lease.mark_lost(Reason::taken);
       }
     }
+  }
+
+  // Renewals only: a check of fixed leases renews nothing.
+  void record(bool ok, std::size_t n) {
+    if (!check_only_ && failures_->metrics) failures_->metrics->renewals(ok, n);
   }
 
  private:
@@ -147,13 +155,16 @@ class RenewCall final : public net::Completion {
 Watchdog::Watchdog(topology::Topology& topology,
                    std::chrono::milliseconds period,
                    asio::io_context& io,
-                   topology::ReplicaAck ack)
+                   topology::ReplicaAck ack,
+                   Metrics* metrics)
     : topology_(topology),
       period_(period),
       ack_(ack),
       failures_(std::make_shared<RenewalFailureCounts>()),
       tick_timer_(io),
-      expiry_timer_(io) {}
+      expiry_timer_(io) {
+  failures_->metrics = metrics;
+}
 
 void Watchdog::add(const std::shared_ptr<LeaseState>& lease) {
   std::lock_guard lock(mutex_);
@@ -162,6 +173,7 @@ void Watchdog::add(const std::shared_ptr<LeaseState>& lease) {
 
 void Watchdog::remove(const LeaseState* lease) {
   std::lock_guard lock(mutex_);
+  if (auto it = leases_.find(lease); it != leases_.end()) it->second->hold_record.end();
   leases_.erase(lease);
 }
 
@@ -244,10 +256,12 @@ void Watchdog::send_batch(std::vector<std::shared_ptr<LeaseState>> batch, bool c
   if (!check_only) {
     for (const auto& l : batch) l->renewal_sent(sent);
   }
+  const auto n = batch.size();
   auto* call = new RenewCall(std::move(batch), sent, check_only, failures_, ack_);
   if (call->start(topology_)) {  // not queued (closed or full): retried next tick
     delete call;
     ++failures_->other;
+    if (!check_only && failures_->metrics) failures_->metrics->renewals(false, n);
   }
 }
 

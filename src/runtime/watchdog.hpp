@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "runtime/lease_state.hpp"
+#include "runtime/metrics.hpp"
 #include "topology/replica_ack.hpp"
 
 namespace distlock::topology {
@@ -28,15 +29,17 @@ class Watchdog {
   // With `ack.wanted()`, each renewal call is followed by WAIT, and a
   // renewal counts (extends what the holder believes) only when enough
   // replicas acknowledged it (ClientOptions::min_replicas_acked).
+  // Renewals are counted in `metrics` (may be null; must outlive the calls).
   Watchdog(topology::Topology& topology,
            std::chrono::milliseconds period,
            asio::io_context& io,
-           topology::ReplicaAck ack = {});
+           topology::ReplicaAck ack = {},
+           Metrics* metrics = nullptr);
 
   // Any thread. Registers a lease before its acquire is sent; it is renewed
   // and deadline-checked only once active.
   void add(const std::shared_ptr<LeaseState>& lease);
-  // Any thread. Stops renewing and checking it.
+  // Any thread. Stops renewing and checking it; a holding ends its hold time.
   void remove(const LeaseState* lease);
   // I/O thread. The lease's acquire was confirmed: start the timers.
   void activated(const LeaseState& lease);

@@ -1,10 +1,12 @@
 #include "sync/acquire_op.hpp"
 
+#include <asio/error.hpp>
 #include <asio/post.hpp>
 #include <asio/system_executor.hpp>
 
 #include "distlock/error.hpp"
 #include "runtime/executor.hpp"
+#include "runtime/metrics.hpp"
 #include "runtime/waiters.hpp"
 #include "sync/services.hpp"
 #include "topology/replica_ack.hpp"
@@ -38,6 +40,7 @@ void AcquireOp::start() {
 
 std::error_code AcquireOp::send() {
   sent_ = Clock::now();
+  if (attempt_ == 0) started_ = sent_;
   signaled = false;
   ++attempt_;
   held_.reset();
@@ -117,6 +120,7 @@ void AcquireOp::run(AcquireLoop::Actions a) {
   }
   if (a.done) {
     step_->finished(a.done->acquired);
+    record(*a.done);
     auto done = std::move(done_);
     // The connection still points at call_ while an attempt is in flight.
     if (!loop_.in_flight()) self_.reset();
@@ -169,8 +173,21 @@ void AcquireOp::settle(Attempt attempt, Clock::time_point now) {
   if (attempt.kind == Attempt::Kind::acquired && !was_finished) step_->acquired(attempt, sent_);
   if (attempt.kind == Attempt::Kind::contended && !was_finished) step_->contended(sent_);
   run(loop_.on_reply(attempt, now));
+  if (attempt.kind == Attempt::Kind::contended && !loop_.finished()) waited_ = true;
   // Finished before this reply came: the op may go now.
   if (was_finished) self_.reset();
+}
+
+void AcquireOp::record(const AcquireOutcome& o) const noexcept {
+  auto result = AcquireResult::failed;
+  if (o.acquired) {
+    result = AcquireResult::acquired;
+  } else if (!o.ec) {
+    result = AcquireResult::not_acquired;
+  } else if (o.ec == errc::cancelled || o.ec == asio::error::operation_aborted) {
+    result = AcquireResult::cancelled;
+  }
+  client_.metrics.acquire(step_->metric(), result, waited_, started_);
 }
 
 void AcquireOp::wake() {

@@ -64,6 +64,8 @@ class AcquireOp final : public net::Completion,
   void acked(std::uint64_t attempt, std::error_code ec, std::int64_t acked);
   // The rest of complete() once a reply (and its acknowledgement) is known.
   void settle(Attempt attempt, Clock::time_point now);
+  // Counts the finished op in the Client's metrics (issue 14).
+  void record(const AcquireOutcome& outcome) const noexcept;
 
   Services& client_;
   std::unique_ptr<AcquireStep> step_;
@@ -71,6 +73,8 @@ class AcquireOp final : public net::Completion,
   Done done_;
   std::optional<script::ScriptCall> call_;
   Clock::time_point sent_;
+  Clock::time_point started_;        // the first attempt's sent_
+  bool waited_ = false;              // a contended reply did not end the op
   std::shared_ptr<AcquireOp> self_;  // alive while an attempt or a sleep is pending
   std::optional<asio::steady_timer> timer_;
   // Replica acknowledgement of the attempt in flight (numbered attempt_).

@@ -10,6 +10,7 @@
 #include <span>
 #include <string_view>
 
+#include "distlock/metrics.hpp"
 #include "distlock/value.hpp"
 #include "runtime/wait_queue.hpp"
 #include "sync/acquire_loop.hpp"
@@ -52,6 +53,8 @@ class AcquireStep {
   virtual runtime::Wake wake() const { return runtime::Wake::one; }
   // How long to sleep when a contended reply gives no retry-after.
   virtual std::chrono::milliseconds fallback() const = 0;
+  // The primitive its acquires count as in the Client's metrics.
+  virtual MetricPrimitive metric() const = 0;
   // How long after it was sent an acquired attempt's holding is believed
   // valid (the lease less the drift margin). A reply that comes later made a
   // holding that is already over: it is undone and reported as a timeout,

@@ -1,5 +1,6 @@
 #include "sync/holding_step.hpp"
 
+#include "runtime/metrics_long_hold.hpp"
 #include "runtime/watchdog.hpp"
 #include "sync/lock_ops.hpp"
 
@@ -12,6 +13,8 @@ HoldingStep::HoldingStep(Services& client,
 
 void HoldingStep::acquired(const Attempt& attempt, Clock::time_point sent) {
   if (!state_->active.load()) state_->fencing_token = attempt.token;
+  if (!state_->active.load())
+    runtime::start_hold(client_.metrics, client_.long_holds, state_, metric(), sent);
   state_->confirm(sent);
   state_->active = true;
   client_.watchdog.activated(*state_);
@@ -21,6 +24,15 @@ void HoldingStep::undo() {
   // Sent until the server answers: a cleanup lost too would leave a hold the
   // owner does not know of (issue 8).
   cleanup_ = PendingRelease::start(client_, state_, count_after_, false, false);
+}
+
+MetricPrimitive HoldingStep::metric() const {
+  const std::string_view kind = state_->primitive->kind();
+  if (kind == "fair") return MetricPrimitive::fair_lock;
+  if (kind == "read") return MetricPrimitive::read_lock;
+  if (kind == "write") return MetricPrimitive::write_lock;
+  if (kind == "simple") return MetricPrimitive::simple_lock;
+  return MetricPrimitive::lock;
 }
 
 std::chrono::milliseconds HoldingStep::fallback() const {

@@ -28,6 +28,8 @@ class HoldingStep : public AcquireStep {
   void undo() override;
   // A holder without TTL is re-checked every third of our lease.
   std::chrono::milliseconds fallback() const override;
+  // From the primitive's kind: lock, fair, read, write, simple.
+  MetricPrimitive metric() const override;
   std::chrono::nanoseconds validity() const override { return state_->believed; }
 
   // After the op finished: the undo of an attempt that got no reply, still

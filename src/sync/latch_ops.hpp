@@ -67,6 +67,7 @@ class LatchStep final : public AcquireStep {
   std::string_view channel() const override { return names_->channel; }
   runtime::Wake wake() const override { return runtime::Wake::all; }
   std::chrono::milliseconds fallback() const override;
+  MetricPrimitive metric() const override { return MetricPrimitive::latch; }
 
  private:
   std::shared_ptr<const LatchNames> names_;

@@ -36,6 +36,7 @@ class RateLimiterStep final : public AcquireStep {
   std::string_view channel() const override { return {}; }
   // Not used: every refusal carries the server's wait.
   std::chrono::milliseconds fallback() const override { return std::chrono::milliseconds(1); }
+  MetricPrimitive metric() const override { return MetricPrimitive::rate_limiter; }
 
  private:
   std::shared_ptr<const std::string> name_;

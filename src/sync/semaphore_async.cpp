@@ -52,6 +52,7 @@ class ClientPermitsStep final : public AcquireStep {
   std::string_view channel() const override { return inner_.channel(); }
   runtime::Wake wake() const override { return inner_.wake(); }
   std::chrono::milliseconds fallback() const override { return inner_.fallback(); }
+  MetricPrimitive metric() const override { return MetricPrimitive::semaphore; }
   std::chrono::nanoseconds validity() const override { return inner_.validity(); }
   void finished(bool) override { finished_ = true; }
 

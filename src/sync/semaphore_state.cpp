@@ -6,6 +6,7 @@
 #include "net/completion.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/identity.hpp"
+#include "runtime/metrics_long_hold.hpp"
 #include "runtime/watchdog.hpp"
 #include "script/scripts.hpp"
 #include "sync/acquire_op.hpp"
@@ -130,6 +131,12 @@ Attempt SemaphoreStep::interpret(const Value& reply) const {
 }
 
 void SemaphoreStep::acquired(const Attempt&, Clock::time_point sent) {
+  // A Permit's holding (undo_releases_) is one hold; the Client's shared
+  // permit count is not timed.
+  if (undo_releases_ && !holding_->active.load()) {
+    runtime::start_hold(holding_->services->metrics, holding_->services->long_holds, holding_,
+                        metric(), sent);
+  }
   holding_->confirm(sent);
   holding_->active = true;
   holding_->services->watchdog.activated(*holding_);

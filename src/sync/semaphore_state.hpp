@@ -67,6 +67,7 @@ class SemaphoreStep final : public AcquireStep {
   std::string_view channel() const override { return holding_->keys->channel; }
   runtime::Wake wake() const override { return runtime::Wake::count_in_payload; }
   std::chrono::milliseconds fallback() const override;
+  MetricPrimitive metric() const override { return MetricPrimitive::semaphore; }
   std::chrono::nanoseconds validity() const override { return holding_->believed; }
 
   // An attempt got no reply (it may have taken the permits).

@@ -20,6 +20,8 @@ namespace distlock::runtime {
 class Executor;
 class Waiters;
 class Watchdog;
+class Metrics;
+class LongHoldMonitor;
 }  // namespace distlock::runtime
 namespace distlock::detail {
 class ClientImpl;
@@ -37,6 +39,8 @@ struct Services {
   runtime::Watchdog& watchdog;
   runtime::Waiters& waiters;
   PendingReleases& pending_releases;
+  runtime::Metrics& metrics;             // issue 14
+  runtime::LongHoldMonitor& long_holds;  // I/O thread only
 
   // One command, blocking, routed by its first argument after the verb (the
   // key, for every key-taking command a primitive sends). Sets ec: closed,
