@@ -176,7 +176,7 @@ MetricsSnapshot ClientImpl::metrics_snapshot() const {
   MetricsSnapshot s = metrics_.snapshot();
   s.client_id = id_;
   // The connection keeps this count atomically; reading it takes no lock.
-  s.commands_in_flight = topology_->data_for({}).outstanding();
+  s.commands_in_flight = topology_->outstanding();
   return s;
 }
 

@@ -345,6 +345,15 @@ void Cluster::close() {
   });
 }
 
+std::size_t Cluster::outstanding() {
+  std::lock_guard lock(mutex_);
+  std::size_t n = 0;
+  for (auto& node : nodes_) {
+    if (node->data) n += node->data->outstanding();
+  }
+  return n;
+}
+
 bool Cluster::install_locked(const std::vector<SlotRange>& ranges) {
   bool changed = false;
   for (const auto& r : ranges) {

@@ -64,6 +64,7 @@ class Cluster final : public Topology, private net::Router {
                           std::span<const std::string_view> args,
                           net::Completion* completion) override;
   net::Router* router() noexcept override { return this; }
+  std::size_t outstanding() override;  // summed over every master
 
  private:
   struct Node {

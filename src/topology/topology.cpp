@@ -19,6 +19,10 @@ void Topology::connect_in_background() {
   data_for({}).start();
 }
 
+std::size_t Topology::outstanding() {
+  return data_for({}).outstanding();
+}
+
 bool Topology::connected(std::string_view key) {
   return data_for(key).connected();
 }

@@ -3,6 +3,7 @@
 // later, so the primitives never know which one they run on.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -37,6 +38,8 @@ class Topology {
   // and failed connects retry with backoff until close(). The default
   // starts data_for("")'s connection, which is all a single server has.
   virtual void connect_in_background();
+  // Requests queued or in flight on the data connections (a gauge).
+  virtual std::size_t outstanding();
   // Whether the data connection serving `key` is up now.
   bool connected(std::string_view key);
   virtual void close() = 0;
