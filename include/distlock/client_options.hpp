@@ -76,8 +76,10 @@ struct ClientOptions {
   // The deployment (issue 13). standalone: host and port (or unix_path).
   // cluster / sentinel: `seeds`, as parsed from redis-cluster:// and
   // redis-sentinel:// URIs (host and port are then the first seed). The
-  // Client does not support cluster or sentinel yet: its constructor
-  // rejects them with errc::invalid_argument saying so.
+  // Client does not support cluster yet: its constructor rejects it with
+  // errc::invalid_argument saying so. sentinel: the seeds are the
+  // sentinels; the Client asks them for the master `sentinel_master`,
+  // checks it with ROLE and follows failovers (docs/topologies.md).
   enum class Deployment { standalone, cluster, sentinel };
   Deployment deployment = Deployment::standalone;
   struct Endpoint {

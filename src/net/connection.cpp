@@ -87,6 +87,7 @@ Connection::Connection(asio::io_context& io,
       tls_context_(tls),
       role_(role),
       handlers_(std::move(handlers)),
+      address_{options.host, options.port},
       resolver_(io),
       request_timer_(io),
       connect_timer_(io),
@@ -118,11 +119,12 @@ void Connection::start() {
   asio::post(io_, [self = shared_from_this()] {
     if (self->state_ != State::disconnected) return;
     self->ever_connected_ = true;  // from here on, failures reconnect
-    self->start_connect([self](std::error_code ec, std::string) {
+    self->start_connect([self](std::error_code ec, std::string message) {
       if (!ec) return self->became_ready(false);
       if (self->state_ == State::connecting) {
         self->state_ = State::disconnected;
         self->close_socket();
+        if (self->handlers_.on_connect_failed) self->handlers_.on_connect_failed(ec, message);
         self->schedule_reconnect();
       }
     });
@@ -135,6 +137,10 @@ void Connection::start_connect(std::function<void(std::error_code, std::string)>
   const auto gen = ++generation_;
   auto attempt = std::make_shared<Attempt>();
   attempt->done = std::move(done);
+  {
+    std::lock_guard lock(mutex_);
+    attempted_ = address_;
+  }
 
   connect_timer_.expires_after(options_.connect_timeout);
   connect_timer_.async_wait([self = shared_from_this(), attempt, gen](std::error_code e) {
@@ -162,7 +168,7 @@ void Connection::start_connect(std::function<void(std::error_code, std::string)>
     return;
   }
   resolver_.async_resolve(
-      options_.host, std::to_string(options_.port),
+      attempted_.host, std::to_string(attempted_.port),
       [self = shared_from_this(), attempt, gen, fail, on_connected](
           std::error_code e, asio::ip::tcp::resolver::results_type results) {
         if (gen != self->generation_ || attempt->finished) return;
@@ -193,7 +199,7 @@ void Connection::on_transport_ready(std::function<void(std::error_code, std::str
   if (!tls_) return send_handshake(std::move(done));
 
   const std::string& name =
-      options_.tls.server_name.empty() ? options_.host : options_.tls.server_name;
+      options_.tls.server_name.empty() ? attempted_.host : options_.tls.server_name;
   // SSL_set_tlsext_host_name is a macro with a C cast; call what it expands to.
   SSL_ctrl(tls_->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
            const_cast<char*>(name.c_str()));
@@ -297,20 +303,42 @@ void Connection::drop(std::error_code ec) {
 
 void Connection::schedule_reconnect() {
   if (state_ == State::closed || !ever_connected_) return;
-  const auto delay = backoff_delay(options_.reconnect_min_delay, options_.reconnect_max_delay,
-                                   reconnect_attempt_++, random_u64());
+  reconnect_in(backoff_delay(options_.reconnect_min_delay, options_.reconnect_max_delay,
+                             reconnect_attempt_++, random_u64()));
+}
+
+void Connection::reconnect_in(std::chrono::milliseconds delay) {
+  // Replaces a pending wait: its handler sees operation_aborted.
   reconnect_timer_.expires_after(delay);
   reconnect_timer_.async_wait([self = shared_from_this()](std::error_code e) {
     if (e || self->state_ != State::disconnected) return;
-    self->start_connect([self](std::error_code ec, std::string) {
+    self->start_connect([self](std::error_code ec, std::string message) {
       if (ec) {
         // A failure found by drop() itself has already rescheduled.
-        if (self->state_ == State::connecting) self->drop(ec);
+        if (self->state_ != State::connecting) return;
+        if (self->handlers_.on_connect_failed) self->handlers_.on_connect_failed(ec, message);
+        self->drop(ec);
         return;
       }
       self->became_ready(true);
     });
   });
+}
+
+void Connection::follow_address() {
+  // Not started yet (the first connect reads the address), or closed.
+  if (state_ == State::closed || !ever_connected_ || !options_.unix_path.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    if (address_.host == attempted_.host && address_.port == attempted_.port) return;
+  }
+  // Up or connecting at the old address: a drop like any other (in-flight
+  // requests complete with connection_lost). Then, or when already waiting
+  // for a backoff, reconnect without waiting: the old address is the wrong
+  // node, not a busy one.
+  if (state_ != State::disconnected) drop(errc::connection_lost);
+  reconnect_attempt_ = 0;
+  reconnect_in(std::chrono::milliseconds(0));
 }
 
 void Connection::start_write() {
