@@ -69,7 +69,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Optional (Sentinel). When set, a READONLY error reply (the node is a
     // replica now: a demoted master) to a single-reply request completes
     // that request with errc::connection_lost instead of the error reply,
-    // then this runs, on the I/O thread. A READONLY write did not run; its
+    // right after this runs, on the I/O thread. A READONLY write did not run; its
     // callers treat connection_lost as "no answer" already: an acquire is
     // undone and fails (never re-sent), a release is repeated in the
     // background, a renewal changes nothing until the next one.

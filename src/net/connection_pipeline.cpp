@@ -113,9 +113,10 @@ void Connection::on_reply(Value reply) {
   inflight_.pop_front();
   if (handlers_.on_readonly && done.replies == 1 && is_readonly(reply)) {
     // A replica refused the write: it did not run. Reported like a drop, so
-    // callers take the paths they already have for an unanswered request.
-    finish(done, errc::connection_lost, {});
-    return handlers_.on_readonly();
+    // callers take the paths they already have for an unanswered request;
+    // the handler first, so the search for the master is under way by then.
+    handlers_.on_readonly();
+    return finish(done, errc::connection_lost, {});
   }
   finish(done, {}, std::move(reply));
 }
