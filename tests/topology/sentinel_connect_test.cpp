@@ -103,6 +103,18 @@ TEST(SentinelConnect, ASentinelNamingAReplicaFailsSayingItIsNotAMaster) {
       << out.message;
 }
 
+TEST(SentinelConnect, AnUnreachableSentinelIsSkippedForTheNextOne) {
+  test::RefusingPort down;
+  RedisServer master;
+  RedisServer sentinel(lone_sentinel(
+      {{"sentinel", "monitor mymaster 127.0.0.1 " + std::to_string(master.port()) + " 1"}}));
+  Client client(
+      ClientOptions::from_uri("redis-sentinel://127.0.0.1:" + std::to_string(down.port()) +
+                              ",127.0.0.1:" + std::to_string(sentinel.port()) + "/mymaster"));
+  client.command("SET", "skipped:k", "v");
+  EXPECT_EQ(master.cli({"GET", "skipped:k"}), "v");
+}
+
 TEST(SentinelConnect, AnEmptyMasterNameIsRejectedBeforeAnyIo) {
   test::RefusingPort port;
   ClientOptions o;

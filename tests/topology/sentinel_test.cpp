@@ -88,6 +88,26 @@ TEST(Sentinel, ALockHeldThroughSentinelFailoverStaysHeldAndTheClientFollowsTheNe
   EXPECT_EQ(set.master().cli({"EXISTS", "sentinel:through-failover"}), "0");
 }
 
+TEST(Sentinel, WhenItsSentinelDiesTheClientWatchesTheNextOneAndStillFollowsAFailover) {
+  RedisSentinelSet set;
+  Client client(sentinel_options(set));  // watches the first sentinel, which answered
+  const int old_master = set.master().port();
+  const int new_master = set.replica().port();
+  set.sentinels()[0]->kill();
+  // A failover the two remaining sentinels run: no data connection drops
+  // (the old master is only demoted about 11 s later), so only the watch,
+  // now on another sentinel, can tell the Client.
+  ASSERT_TRUE(eventually(
+      [&] {
+        return set.sentinels()[1]->cli({"SENTINEL", "FAILOVER", set.master_name()}) == "OK";
+      },
+      20s))
+      << set.logs();
+  ASSERT_TRUE(eventually([&] { return served_port(client) == new_master; }, 20s)) << set.logs();
+  EXPECT_EQ(set.master().cli({"ROLE"}).substr(0, 6), "master")
+      << "the Client followed only once the old master on port " << old_master << " was demoted";
+}
+
 TEST(Sentinel, WithOneReplicaAckALockHeldThroughAMasterKillSurvivesAndStaysExclusive) {
   RedisSentinelSet set;
   ClientOptions acking = sentinel_options(set);
