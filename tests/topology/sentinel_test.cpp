@@ -64,11 +64,14 @@ TEST(Sentinel, ALockHeldThroughSentinelFailoverStaysHeldAndTheClientFollowsTheNe
   Client client(sentinel_options(set));
   Lease held = client.lock("sentinel:through-failover").acquire();
 
+  const auto asked = Clock::now();
   set.failover();  // returns once every sentinel names the new master
   const int new_master = set.master().port();
   ASSERT_TRUE(eventually([&] { return served_port(client) == new_master; }, 20s))
       << "the Client still talks to port " << served_port(client) << "\n"
       << set.logs();
+  std::printf("[sentinel] SENTINEL FAILOVER -> Client answers on the new master: %lld ms\n",
+              ms_since(asked));
   // The old master stays a writable master for about 11 s, until the
   // sentinels demote it: the Client moved on +switch-master, before that.
   EXPECT_EQ(set.replica().cli({"ROLE"}).substr(0, 6), "master")
@@ -132,7 +135,10 @@ TEST(Sentinel, WithOneReplicaAckALockHeldThroughAMasterKillSurvivesAndStaysExclu
   set.kill_master();
   const int new_master = set.master().port();
   ASSERT_TRUE(eventually([&] { return served_port(holder) == new_master; }, 20s)) << set.logs();
-  std::printf("[sentinel] kill -> holder's Client on the new master: %lld ms\n", ms_since(killed));
+  // Includes its reconnect check's WAIT 1, which waits out replica_ack_timeout
+  // (2 s) on a master whose only replica was the one killed.
+  std::printf("[sentinel] kill -> holder's Client answers on the new master: %lld ms\n",
+              ms_since(killed));
   // PING goes after the reconnect check: its reply means the check is in.
   holder.command("PING");
   EXPECT_EQ(set.master().cli({"EXISTS", "sentinel:acked"}), "1") << "the acknowledged key survived";
