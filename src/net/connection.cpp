@@ -119,13 +119,13 @@ void Connection::start() {
   asio::post(io_, [self = shared_from_this()] {
     if (self->state_ != State::disconnected) return;
     self->ever_connected_ = true;  // from here on, failures reconnect
-    self->start_connect([self](std::error_code ec, std::string message) {
+    self->start_connect([self](std::error_code ec, std::string) {
       if (!ec) return self->became_ready(false);
       if (self->state_ == State::connecting) {
         self->state_ = State::disconnected;
         self->close_socket();
-        if (self->handlers_.on_connect_failed) self->handlers_.on_connect_failed(ec, message);
         self->schedule_reconnect();
+        if (self->handlers_.on_connect_failed) self->handlers_.on_connect_failed();
       }
     });
   });
@@ -303,21 +303,16 @@ void Connection::drop(std::error_code ec) {
 
 void Connection::schedule_reconnect() {
   if (state_ == State::closed || !ever_connected_) return;
-  reconnect_in(backoff_delay(options_.reconnect_min_delay, options_.reconnect_max_delay,
-                             reconnect_attempt_++, random_u64()));
-}
-
-void Connection::reconnect_in(std::chrono::milliseconds delay) {
-  // Replaces a pending wait: its handler sees operation_aborted.
+  const auto delay = backoff_delay(options_.reconnect_min_delay, options_.reconnect_max_delay,
+                                   reconnect_attempt_++, random_u64());
   reconnect_timer_.expires_after(delay);
   reconnect_timer_.async_wait([self = shared_from_this()](std::error_code e) {
     if (e || self->state_ != State::disconnected) return;
-    self->start_connect([self](std::error_code ec, std::string message) {
+    self->start_connect([self](std::error_code ec, std::string) {
       if (ec) {
         // A failure found by drop() itself has already rescheduled.
-        if (self->state_ != State::connecting) return;
-        if (self->handlers_.on_connect_failed) self->handlers_.on_connect_failed(ec, message);
-        self->drop(ec);
+        if (self->state_ == State::connecting) self->drop(ec);
+        if (self->handlers_.on_connect_failed) self->handlers_.on_connect_failed();
         return;
       }
       self->became_ready(true);
@@ -332,13 +327,13 @@ void Connection::follow_address() {
     std::lock_guard lock(mutex_);
     if (address_.host == attempted_.host && address_.port == attempted_.port) return;
   }
-  // Up or connecting at the old address: a drop like any other (in-flight
-  // requests complete with connection_lost). Then, or when already waiting
-  // for a backoff, reconnect without waiting: the old address is the wrong
-  // node, not a busy one.
-  if (state_ != State::disconnected) drop(errc::connection_lost);
+  // The old address is the wrong node, not a busy one: reconnect after the
+  // shortest backoff step. Up or connecting there: a drop like any other
+  // (in-flight requests complete with connection_lost), which schedules it.
+  // Waiting for a longer backoff: re-arming the timer cancels that wait.
   reconnect_attempt_ = 0;
-  reconnect_in(std::chrono::milliseconds(0));
+  if (state_ != State::disconnected) return drop(errc::connection_lost);
+  schedule_reconnect();
 }
 
 void Connection::start_write() {

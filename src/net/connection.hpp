@@ -55,17 +55,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::function<void(bool reconnected)> on_connected;
     // After the connection dropped (not after close()). On the I/O thread.
     std::function<void()> on_disconnected;
+    // After a background connect or reconnect attempt failed (start(), or a
+    // reconnect after a drop); the next attempt follows with backoff. On the
+    // I/O thread. Cluster uses it to look for a node's replacement.
+    std::function<void()> on_connect_failed;
     // Pub/sub pushes (subscriber role). On the I/O thread.
     std::function<void(Value push)> on_push;
     // Commands appended to every handshake whose replies, errors included,
     // are ignored: SCRIPT LOAD of the scripts, so callers after a (re)connect
     // do not all meet NOSCRIPT and each send the full script text.
     std::vector<std::vector<std::string>> preload;
-    // Optional. After a connect attempt of start() or of a reconnect failed
-    // (not the blocking connect(), which reports its failure; not after
-    // close()), before the next attempt is scheduled, so an address set
-    // here (set_address) is where that attempt goes. On the I/O thread.
-    std::function<void(std::error_code ec, const std::string& message)> on_connect_failed;
     // Optional (Sentinel). When set, a READONLY error reply (the node is a
     // replica now: a demoted master) to a single-reply request completes
     // that request with errc::connection_lost instead of the error reply,
@@ -107,13 +106,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // of the current or last attempt and the connection has been started
   // (connect() succeeded, or start()): if it is up or connecting, it drops
   // now (requests in flight complete with errc::connection_lost, as on any
-  // drop: never re-sent) and reconnects at once; if it waits to reconnect,
-  // it reconnects now. The reconnect then runs on_connected(true). Before
+  // drop: never re-sent) and reconnects after the shortest backoff step
+  // (reconnect_min_delay); if it waits to reconnect, that wait is cut to
+  // the same step. The reconnect then runs on_connected(true). Before
   // the connection is started it only sets the address. No effect after
   // close(), or for a unix_path connection.
   void retarget(std::string host, std::uint16_t port);
   // Sets the address of the next connect attempt only: a connection that is
-  // up stays up, and a pending reconnect keeps its backoff. Thread-safe.
+  // up stays up, and a pending reconnect keeps its backoff (an address set
+  // in on_connect_failed is where the next attempt goes). Thread-safe.
   void set_address(std::string host, std::uint16_t port);
   // The address set last (options.host/port until retarget or set_address).
   // Thread-safe.
@@ -146,7 +147,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void became_ready(bool reconnected);
   void drop(std::error_code ec);
   void schedule_reconnect();
-  void reconnect_in(std::chrono::milliseconds delay);
   // retarget(): reconnects when the address changed.
   void follow_address();
   void flush();

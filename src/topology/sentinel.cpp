@@ -114,10 +114,8 @@ Sentinel::Sentinel(asio::io_context& io,
     }
   }
   data_handlers.on_readonly = [this] { rediscover(); };
-  data_handlers.on_connect_failed = [this](std::error_code, const std::string&) { rediscover(); };
-  subscriber_handlers.on_connect_failed = [this](std::error_code, const std::string&) {
-    rediscover();
-  };
+  data_handlers.on_connect_failed = [this] { rediscover(); };
+  subscriber_handlers.on_connect_failed = [this] { rediscover(); };
   data_ = std::make_shared<net::Connection>(io_, options_, tls_, net::Connection::Role::data,
                                             std::move(data_handlers));
   subscriber_ = std::make_shared<net::Connection>(
@@ -258,7 +256,7 @@ void Sentinel::watch_from(std::size_t index) {
     watch_->set_address(e.host, e.port);
   };
   h.on_disconnected = next;
-  h.on_connect_failed = [next](std::error_code, const std::string&) { next(); };
+  h.on_connect_failed = next;
   watch_ = std::make_shared<net::Connection>(io_, sentinel_options(index), tls_,
                                              net::Connection::Role::subscriber, std::move(h));
   watch_->start();
@@ -301,7 +299,7 @@ void Sentinel::ask(std::size_t tries_left) {
   // completes with closed) rather than wait for command_timeout. (A weak
   // reference: the connection owns its handlers.)
   auto self = std::make_shared<std::weak_ptr<net::Connection>>();
-  h.on_connect_failed = [self](std::error_code, const std::string&) {
+  h.on_connect_failed = [self] {
     if (auto c = self->lock()) c->close();
   };
   auto connection = std::make_shared<net::Connection>(io_, sentinel_options(ask_index_), tls_,
