@@ -83,10 +83,11 @@ struct ClientOptions {
   double clock_drift_factor = 0.01;
   // The deployment (issue 13). standalone: host and port (or unix_path).
   // cluster / sentinel: `seeds`, as parsed from redis-cluster:// and
-  // redis-sentinel:// URIs (host and port are then the first seed). Cluster:
+  // redis-sentinel:// URIs (host and port are then the first seed). cluster:
   // the seeds are asked for the slot map (docs/topologies.md); db must be 0.
-  // The Client does not support sentinel yet: its constructor rejects it
-  // with errc::invalid_argument saying so.
+  // sentinel: the seeds are the sentinels; the Client asks them for the
+  // master `sentinel_master`, checks it with ROLE and follows failovers
+  // (docs/topologies.md).
   enum class Deployment { standalone, cluster, sentinel };
   Deployment deployment = Deployment::standalone;
   struct Endpoint {

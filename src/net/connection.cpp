@@ -87,6 +87,7 @@ Connection::Connection(asio::io_context& io,
       tls_context_(tls),
       role_(role),
       handlers_(std::move(handlers)),
+      address_{options.host, options.port},
       resolver_(io),
       request_timer_(io),
       connect_timer_(io),
@@ -136,6 +137,10 @@ void Connection::start_connect(std::function<void(std::error_code, std::string)>
   const auto gen = ++generation_;
   auto attempt = std::make_shared<Attempt>();
   attempt->done = std::move(done);
+  {
+    std::lock_guard lock(mutex_);
+    attempted_ = address_;
+  }
 
   connect_timer_.expires_after(options_.connect_timeout);
   connect_timer_.async_wait([self = shared_from_this(), attempt, gen](std::error_code e) {
@@ -163,7 +168,7 @@ void Connection::start_connect(std::function<void(std::error_code, std::string)>
     return;
   }
   resolver_.async_resolve(
-      options_.host, std::to_string(options_.port),
+      attempted_.host, std::to_string(attempted_.port),
       [self = shared_from_this(), attempt, gen, fail, on_connected](
           std::error_code e, asio::ip::tcp::resolver::results_type results) {
         if (gen != self->generation_ || attempt->finished) return;
@@ -194,7 +199,7 @@ void Connection::on_transport_ready(std::function<void(std::error_code, std::str
   if (!tls_) return send_handshake(std::move(done));
 
   const std::string& name =
-      options_.tls.server_name.empty() ? options_.host : options_.tls.server_name;
+      options_.tls.server_name.empty() ? attempted_.host : options_.tls.server_name;
   // SSL_set_tlsext_host_name is a macro with a C cast; call what it expands to.
   SSL_ctrl(tls_->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
            const_cast<char*>(name.c_str()));
@@ -313,6 +318,22 @@ void Connection::schedule_reconnect() {
       self->became_ready(true);
     });
   });
+}
+
+void Connection::follow_address() {
+  // Not started yet (the first connect reads the address), or closed.
+  if (state_ == State::closed || !ever_connected_ || !options_.unix_path.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    if (address_.host == attempted_.host && address_.port == attempted_.port) return;
+  }
+  // The old address is the wrong node, not a busy one: reconnect after the
+  // shortest backoff step. Up or connecting there: a drop like any other
+  // (in-flight requests complete with connection_lost), which schedules it.
+  // Waiting for a longer backoff: re-arming the timer cancels that wait.
+  reconnect_attempt_ = 0;
+  if (state_ != State::disconnected) return drop(errc::connection_lost);
+  schedule_reconnect();
 }
 
 void Connection::start_write() {

@@ -39,6 +39,9 @@ using Clock = std::chrono::steady_clock;
 //    Requests not yet written wait for the reconnect, within their timeout.
 //  - The connection then reconnects with capped, jittered exponential backoff
 //    until close().
+//  - Its address (options.host/port at first) can change: retarget() moves
+//    the connection to another node (Sentinel follows a failover this way);
+//    a move drops the current connection exactly as above.
 //
 // A Connection in subscriber role hands RESP2 pub/sub pushes ("message",
 // "pmessage") to the push handler instead of matching them to requests.
@@ -62,6 +65,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // are ignored: SCRIPT LOAD of the scripts, so callers after a (re)connect
     // do not all meet NOSCRIPT and each send the full script text.
     std::vector<std::vector<std::string>> preload;
+    // Optional (Sentinel). When set, a READONLY error reply (the node is a
+    // replica now: a demoted master) to a single-reply request completes
+    // that request with errc::connection_lost instead of the error reply,
+    // right after this runs, on the I/O thread. A READONLY write did not run; its
+    // callers treat connection_lost as "no answer" already: an acquire is
+    // undone and fails (never re-sent), a release is repeated in the
+    // background, a renewal changes nothing until the next one.
+    std::function<void()> on_readonly;
   };
 
   Connection(asio::io_context& io,
@@ -90,6 +101,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // queue_full.
   std::error_code submit(std::string payload, std::uint32_t replies, Completion* completion);
 
+  // Moves the connection to host:port. Thread-safe; returns at once. Every
+  // later connect attempt goes there. When the address differs from the one
+  // of the current or last attempt and the connection has been started
+  // (connect() succeeded, or start()): if it is up or connecting, it drops
+  // now (requests in flight complete with errc::connection_lost, as on any
+  // drop: never re-sent) and reconnects after the shortest backoff step
+  // (reconnect_min_delay); if it waits to reconnect, that wait is cut to
+  // the same step. The reconnect then runs on_connected(true). Before
+  // the connection is started it only sets the address. No effect after
+  // close(), or for a unix_path connection.
+  void retarget(std::string host, std::uint16_t port);
+  // Sets the address of the next connect attempt only: a connection that is
+  // up stays up, and a pending reconnect keeps its backoff (an address set
+  // in on_connect_failed is where the next attempt goes). Thread-safe.
+  void set_address(std::string host, std::uint16_t port);
+  // The address set last (options.host/port until retarget or set_address).
+  // Thread-safe.
+  ClientOptions::Endpoint address() const;
+
   // Completes every queued and in-flight request with errc::closed and closes
   // the socket. Thread-safe, idempotent; returns at once (the socket closes on
   // the I/O thread).
@@ -117,6 +147,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void became_ready(bool reconnected);
   void drop(std::error_code ec);
   void schedule_reconnect();
+  // retarget(): reconnects when the address changed.
+  void follow_address();
   void flush();
   void write_some();
   // Writes write_buffer_ (not empty, no write in progress).
@@ -141,12 +173,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::atomic<std::size_t> outstanding_{0};
 
   // Shared with submitting threads.
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  ClientOptions::Endpoint address_;  // where the next connect attempt goes
   std::vector<Request> submitted_;
   bool flush_posted_ = false;
   bool closing_ = false;
 
   // I/O thread only.
+  ClientOptions::Endpoint attempted_;  // the address of the current or last attempt
   std::unique_ptr<asio::ip::tcp::socket> tcp_;
   std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket>> tls_;
   std::unique_ptr<asio::local::stream_protocol::socket> unix_;

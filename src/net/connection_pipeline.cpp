@@ -22,6 +22,10 @@ bool is_push(const Value& v) {
   return (kind == "message" && a.size() == 3) || (kind == "pmessage" && a.size() == 4);
 }
 
+bool is_readonly(const Value& v) {
+  return v.is_error() && v.as_string().rfind("READONLY", 0) == 0;
+}
+
 }  // namespace
 
 std::error_code Connection::submit(std::string payload,
@@ -42,6 +46,23 @@ std::error_code Connection::submit(std::string payload,
   }
   if (post) asio::post(io_, [self = shared_from_this()] { self->flush(); });
   return {};
+}
+
+// The address, like the queue, is shared with other threads; following a
+// change is the transport's part (follow_address, in connection.cpp).
+void Connection::retarget(std::string host, std::uint16_t port) {
+  set_address(std::move(host), port);
+  asio::post(io_, [self = shared_from_this()] { self->follow_address(); });
+}
+
+void Connection::set_address(std::string host, std::uint16_t port) {
+  std::lock_guard lock(mutex_);
+  address_ = {std::move(host), port};
+}
+
+ClientOptions::Endpoint Connection::address() const {
+  std::lock_guard lock(mutex_);
+  return address_;
 }
 
 void Connection::flush() {
@@ -90,6 +111,13 @@ void Connection::on_reply(Value reply) {
   }
   Request done = std::move(front);
   inflight_.pop_front();
+  if (handlers_.on_readonly && done.replies == 1 && is_readonly(reply)) {
+    // A replica refused the write: it did not run. Reported like a drop, so
+    // callers take the paths they already have for an unanswered request;
+    // the handler first, so the search for the master is under way by then.
+    handlers_.on_readonly();
+    return finish(done, errc::connection_lost, {});
+  }
   finish(done, {}, std::move(reply));
 }
 

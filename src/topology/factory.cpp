@@ -2,6 +2,7 @@
 
 #include "distlock/error.hpp"
 #include "topology/cluster.hpp"
+#include "topology/sentinel.hpp"
 #include "topology/standalone.hpp"
 
 namespace distlock::topology {
@@ -19,9 +20,8 @@ std::unique_ptr<Topology> make_topology(asio::io_context& io,
       return std::make_unique<Cluster>(io, options, tls, std::move(data_handlers),
                                        std::move(subscriber_handlers));
     case ClientOptions::Deployment::sentinel:
-      throw Error(errc::invalid_argument,
-                  "ClientOptions: Sentinel (redis-sentinel://) is not supported yet; "
-                  "connect to the master with redis://");
+      return std::make_unique<Sentinel>(io, options, tls, std::move(data_handlers),
+                                        std::move(subscriber_handlers));
   }
   throw Error(errc::invalid_argument, "ClientOptions: unknown deployment");
 }

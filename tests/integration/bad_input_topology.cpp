@@ -1,7 +1,8 @@
 // The Cluster and Sentinel URI rows of the bad-input table
 // (docs/reliability.md, issue 13 item 1): malformed URIs are rejected by
-// ClientOptions::from_uri, and a well-formed one by the Client, which does
-// not serve those deployments yet — each a clear Error, nothing sent.
+// ClientOptions::from_uri, and a well-formed Cluster one by the Client,
+// which does not serve it yet; a Sentinel deployment without a master name
+// by the Client — each a clear Error, nothing sent.
 #include <string>
 
 #include "integration/bad_input.hpp"
@@ -20,6 +21,11 @@ CheckMap topology_checks() {
        parsing_uri("redis-cluster://127.0.0.1:7000,127.0.0.1:7000")},
       {"from_uri.cluster_db", parsing_uri("redis-cluster://127.0.0.1:7000/1")},
       {"from_uri.sentinel_no_master", parsing_uri("redis-sentinel://127.0.0.1:26379")},
+      {"options.sentinel_no_master_name", constructing([](ClientOptions& o) {
+         o.deployment = ClientOptions::Deployment::sentinel;
+         o.seeds = {{o.host, o.port}};
+         o.sentinel_master.clear();
+       })},
       {"from_uri.sentinel_no_hosts", parsing_uri("redis-sentinel:///mymaster")},
       {"options.cluster_not_supported", constructing([](ClientOptions& o) {
          o.deployment = ClientOptions::Deployment::cluster;
