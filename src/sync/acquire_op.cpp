@@ -163,6 +163,9 @@ void AcquireOp::complete(std::error_code ec, Value reply) {
 }
 
 void AcquireOp::settle(Attempt attempt, Clock::time_point now) {
+  // run() may complete the op and drop its last owner; this reads loop_
+  // after it (ASan found the use after free).
+  auto keep = shared_from_this();
   const auto name = step_->route_key();
   if (attempt.kind == Attempt::Kind::acquired && now - sent_ >= step_->validity()) {
     attempt = Attempt::no_reply(errc::timeout, "the acquire of '" + std::string(name) +
