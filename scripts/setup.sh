@@ -20,6 +20,8 @@ packages=(
   python3 python3-redis
   # distlock top's test drives it in a real terminal.
   tmux
+  # The API reference (cmake --build build --target docs).
+  doxygen
 )
 # A machine with NodeSource's nodejs already has npm bundled, and Debian's
 # npm package conflicts with it: add node and npm only when they are missing.

@@ -66,6 +66,8 @@ stamp "consumers"
 bash scripts/check_consumers.sh "$build"
 stamp "debian package"
 bash scripts/check_deb.sh "$build"
+stamp "API reference (doxygen: an undocumented public member fails it)"
+cmake --build "$build" --target docs
 
 if [[ $all -eq 1 ]]; then
   stamp "clang-format"

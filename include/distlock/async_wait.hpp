@@ -1,8 +1,9 @@
-// What the synchronizers' asynchronous waits share (semaphore_async.hpp,
-// latch_async.hpp, rate_limiter_async.hpp): starting a compiled operation
-// with a completion token and connecting the handler's cancellation slot to
-// it, as Lock's async_acquire does. Brings in Asio; users include the
-// primitive's *_async header (or <distlock/distlock.hpp>), not this one.
+/// \file
+/// What the synchronizers' asynchronous waits share (semaphore_async.hpp,
+/// latch_async.hpp, rate_limiter_async.hpp): starting a compiled operation
+/// with a completion token and connecting the handler's cancellation slot to
+/// it, as Lock's async_acquire does. Brings in Asio; users include the
+/// primitive's *_async header (or <distlock/distlock.hpp>), not this one.
 #pragma once
 
 #include <asio/associated_cancellation_slot.hpp>
@@ -18,8 +19,8 @@
 
 namespace distlock::detail {
 
-// As AdaptingReceiver, for a handler taking only (ec): the operation's
-// result is dropped. Clears the handler's cancellation slot before calling it.
+/// As AdaptingReceiver, for a handler taking only (ec): the operation's
+/// result is dropped. Clears the handler's cancellation slot before calling it.
 template <class Handler, class In, class Adapt>
 class ErrorOnlyReceiver final : public Receiver<In> {
  public:
@@ -44,7 +45,7 @@ class ErrorOnlyReceiver final : public Receiver<In> {
       work_;
 };
 
-// The receiver for a handler of `Signature`: void(ec) or void(ec, Out).
+/// The receiver for a handler of `Signature`: void(ec) or void(ec, Out).
 template <class Signature>
 struct WaitReceiverFor;
 template <>
@@ -58,10 +59,10 @@ struct WaitReceiverFor<void(std::error_code, Out)> {
   using type = AdaptingReceiver<H, In, Out, Adapt>;
 };
 
-// Starts an operation whose compiled part yields an `In`: `start(receiver)`
-// begins it (completing the receiver exactly once, never inline) and returns
-// its handle for cancellation; `adapt` turns the In into what the handler of
-// `Signature` takes. `fallback`: the executor handlers run on by default.
+/// Starts an operation whose compiled part yields an `In`: `start(receiver)`
+/// begins it (completing the receiver exactly once, never inline) and returns
+/// its handle for cancellation; `adapt` turns the In into what the handler of
+/// `Signature` takes. `fallback`: the executor handlers run on by default.
 template <class Signature, class In, class Token, class Start, class Adapt>
 auto initiate_wait(Token&& token, asio::any_io_executor fallback, Start start, Adapt adapt) {
   return asio::async_initiate<Token, Signature>(
@@ -72,7 +73,7 @@ auto initiate_wait(Token&& token, asio::any_io_executor fallback, Start start, A
         std::unique_ptr<Receiver<In>> receiver = std::make_unique<R>(std::move(handler), ex, a);
         std::shared_ptr<AsyncAcquire> op = begin(std::move(receiver));
         if (slot.is_connected()) {
-          // The handle refers to the operation weakly: it may outlive it.
+          /// The handle refers to the operation weakly: it may outlive it.
           slot.assign([op](asio::cancellation_type type) {
             if (type != asio::cancellation_type::none) op->cancel();
           });
@@ -81,9 +82,9 @@ auto initiate_wait(Token&& token, asio::any_io_executor fallback, Start start, A
       token, std::move(fallback), std::move(start), std::move(adapt));
 }
 
-// A wait in whole milliseconds, as Lock rounds it: up for a wait (1 us must
-// not become zero), down for a negative one (which must stay negative, to be
-// rejected), saturating to milliseconds::max() (as long as it takes).
+/// A wait in whole milliseconds, as Lock rounds it: up for a wait (1 us must
+/// not become zero), down for a negative one (which must stay negative, to be
+/// rejected), saturating to milliseconds::max() (as long as it takes).
 template <class Rep, class Period>
 std::chrono::milliseconds wait_ms(const std::chrono::duration<Rep, Period>& d) {
   using Ms = std::chrono::duration<long double, std::milli>;
@@ -94,7 +95,7 @@ std::chrono::milliseconds wait_ms(const std::chrono::duration<Rep, Period>& d) {
   return std::chrono::ceil<std::chrono::milliseconds>(d);
 }
 
-// Adapters from a compiled operation's result to a handler's argument.
+/// Adapters from a compiled operation's result to a handler's argument.
 struct PassResult {
   template <class T>
   T operator()(T t) const {

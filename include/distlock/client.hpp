@@ -1,5 +1,6 @@
-// distlock::Client: the entry point. One Client per process is the usual
-// shape; every thread shares it.
+/// \file
+/// distlock::Client: the entry point. One Client per process is the usual
+/// shape; every thread shares it.
 #pragma once
 
 #include <concepts>
@@ -23,7 +24,7 @@ namespace distlock {
 namespace detail {
 class ClientImpl;
 
-// One command argument: a string (viewed, not copied) or an integer (formatted).
+/// One command argument: a string (viewed, not copied) or an integer (formatted).
 class Arg {
  public:
   Arg(std::string_view s) : view_(s) {}    // NOLINT(google-explicit-constructor)
@@ -43,46 +44,55 @@ class Arg {
 class Lock;
 class ReadWriteLock;
 class SimpleLock;
-class Latch;        // issue 12 (latch.hpp)
-class RateLimiter;  // issue 12 (rate_limiter.hpp)
-class Semaphore;    // issue 12
+class Latch;        ///< issue 12 (latch.hpp)
+class RateLimiter;  ///< issue 12 (rate_limiter.hpp)
+class Semaphore;    ///< issue 12
 
-// A connection to one Redis deployment, shared by all threads of a process.
-//
-// Construction connects (TCP/Unix/TLS, then AUTH, SELECT and CLIENT SETNAME)
-// and throws Error on failure: invalid_argument for a bad URI or option,
-// connection_failed when the server cannot be reached within
-// connect_timeout, auth_failed when the credentials are refused. After that
-// the Client reconnects by itself when the connection drops.
-//
-// Thread safety: every member function may be called from any thread at the
-// same time. Commands from all threads are pipelined over one connection.
-//
-// Blocking calls must not be made from inside an async completion handler
-// that runs on the Client's I/O thread: they fail at once with
-// invalid_argument instead of deadlocking.
+/// A connection to one Redis deployment, shared by all threads of a process.
+///
+/// Construction connects (TCP/Unix/TLS, then AUTH, SELECT and CLIENT SETNAME)
+/// and throws Error on failure: invalid_argument for a bad URI or option,
+/// connection_failed when the server cannot be reached within
+/// connect_timeout, auth_failed when the credentials are refused. After that
+/// the Client reconnects by itself when the connection drops.
+///
+/// Thread safety: every member function may be called from any thread at the
+/// same time. Commands from all threads are pipelined over one connection.
+///
+/// Blocking calls must not be made from inside an async completion handler
+/// that runs on the Client's I/O thread: they fail at once with
+/// invalid_argument instead of deadlocking.
 class Client {
  public:
-  // From a URI; see ClientOptions::from_uri for the forms accepted.
+  ///@{
+  /// From a URI; see ClientOptions::from_uri for the forms accepted.
   explicit Client(std::string_view uri);
   explicit Client(ClientOptions options);
-  // Closes the Client (see close()).
+  ///@}
+  ///@{
+  /// Closes the Client (see close()).
   ~Client();
+  ///@}
+  ///@{
+  /// Movable (a moved-from Client may only be destroyed or assigned to), not
+  /// copyable.
   Client(Client&&) noexcept;
   Client& operator=(Client&&) noexcept;
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
+  ///@}
 
-  // Sends one command and waits for its reply, e.g.
-  //   client.command("SET", key, value);  client.command("INCRBY", key, 5);
-  // Routing: the command goes to the connection that serves its second
-  // argument (the first after the command name), taken as its key. Today
-  // there is one server, so every command reaches it; under Cluster (not
-  // supported yet) this argument's slot will choose the node, so a command
-  // whose key is not its second argument (EVAL, multi-key commands across
-  // slots) will not be routed by its key.
-  // Returns the reply. Throws Error: server_error (with the server's text)
-  // for an error reply, timeout, connection_lost, closed, queue_full.
+  ///@{
+  /// Sends one command and waits for its reply, e.g.
+  ///   client.command("SET", key, value);  client.command("INCRBY", key, 5);
+  /// Routing: the command goes to the connection that serves its second
+  /// argument (the first after the command name), taken as its key. Today
+  /// there is one server, so every command reaches it; under Cluster (not
+  /// supported yet) this argument's slot will choose the node, so a command
+  /// whose key is not its second argument (EVAL, multi-key commands across
+  /// slots) will not be routed by its key.
+  /// Returns the reply. Throws Error: server_error (with the server's text)
+  /// for an error reply, timeout, connection_lost, closed, queue_full.
   template <class... Args>
   Value command(std::string_view name, const Args&... args) {
     const detail::Arg holders[] = {detail::Arg(name), detail::Arg(args)...};
@@ -91,70 +101,79 @@ class Client {
     return command(std::span<const std::string_view>(views));
   }
   Value command(std::span<const std::string_view> args);
-  // As above but never throws for the errors listed: sets ec instead. An
-  // error reply sets ec to server_error and is returned as an error Value
-  // carrying the server's text.
+  ///@}
+  /// As above but never throws for the errors listed: sets ec instead. An
+  /// error reply sets ec to server_error and is returned as an error Value
+  /// carrying the server's text.
   Value command(std::span<const std::string_view> args, std::error_code& ec);
 
-  // Sends one command without waiting. Returns at once; the handler runs
-  // exactly once, never inside this call, with signature
-  // void(std::error_code, distlock::Value), on the handler's associated
-  // executor (by default the Client's I/O thread). Works with any Asio
-  // completion token: a callback, asio::use_future, asio::use_awaitable.
-  // An error reply completes with server_error and the error Value. Once
-  // sent, a command cannot be cancelled; the handler runs when its reply, a
-  // timeout, or the connection's loss arrives. Defined in
-  // <distlock/client_async.hpp>.
+  /// Sends one command without waiting. Returns at once; the handler runs
+  /// exactly once, never inside this call, with signature
+  /// void(std::error_code, distlock::Value), on the handler's associated
+  /// executor (by default the Client's I/O thread). Works with any Asio
+  /// completion token: a callback, asio::use_future, asio::use_awaitable.
+  /// An error reply completes with server_error and the error Value. Once
+  /// sent, a command cannot be cancelled; the handler runs when its reply, a
+  /// timeout, or the connection's loss arrives. Defined in
+  /// <distlock/client_async.hpp>.
   template <class Token>
   auto async_command(std::vector<std::string> args, Token&& token);
 
-  // Creates a handle to the reentrant lock `name` (see lock.hpp). Cheap; no
-  // I/O. Throws Error(invalid_argument) for an empty name or one over 64 KiB.
+  /// Creates a handle to the reentrant lock `name` (see lock.hpp). Cheap; no
+  /// I/O. Throws Error(invalid_argument) for an empty name or one over 64 KiB.
   Lock lock(std::string name);
-  // As lock(), but every acquisition also takes a fencing token: a number
-  // that strictly increases across all holders of `name`.
+  /// As lock(), but every acquisition also takes a fencing token: a number
+  /// that strictly increases across all holders of `name`.
   Lock fenced_lock(std::string name);
 
-  // The rest of the lock family (issue 11), each defined with its class:
-  // a FIFO fair lock with Lock's API (fair_lock.hpp), a read-write lock
-  // (read_write_lock.hpp) and the plain SET NX PX lock that other languages'
-  // libraries speak (simple_lock.hpp); the fenced_ forms also hand out
-  // fencing tokens (the write side, for the read-write lock). Cheap; no I/O.
-  // Throw Error(invalid_argument) for an empty name or one over 64 KiB.
+  ///@{
+  /// The rest of the lock family (issue 11), each defined with its class:
+  /// a FIFO fair lock with Lock's API (fair_lock.hpp), a read-write lock
+  /// (read_write_lock.hpp) and the plain SET NX PX lock that other languages'
+  /// libraries speak (simple_lock.hpp); the fenced_ forms also hand out
+  /// fencing tokens (the write side, for the read-write lock). Cheap; no I/O.
+  /// Throw Error(invalid_argument) for an empty name or one over 64 KiB.
   Lock fair_lock(std::string name);
   Lock fenced_fair_lock(std::string name);
   ReadWriteLock read_write_lock(std::string name);
   ReadWriteLock fenced_read_write_lock(std::string name);
   SimpleLock simple_lock(std::string name);
   SimpleLock fenced_simple_lock(std::string name);
-  // Issue 12's synchronizers, each defined with its class: a countdown latch
-  // (latch.hpp) and a rate limiter on the server's clock (rate_limiter.hpp).
-  // Cheap; no I/O. Throw Error(invalid_argument) for an empty name or one
-  // over 64 KiB, Error(closed) on a moved-from Client.
+  ///@}
+  ///@{
+  /// Issue 12's synchronizers, each defined with its class: a countdown latch
+  /// (latch.hpp) and a rate limiter on the server's clock (rate_limiter.hpp).
+  /// Cheap; no I/O. Throw Error(invalid_argument) for an empty name or one
+  /// over 64 KiB, Error(closed) on a moved-from Client.
   Latch latch(std::string name);
   RateLimiter rate_limiter(std::string name);
-  // Issue 12: a crash-safe counting semaphore (<distlock/semaphore.hpp>).
-  // Cheap; no I/O. Throws Error(invalid_argument) as the factories above.
+  ///@}
+  /// Issue 12: a crash-safe counting semaphore (<distlock/semaphore.hpp>).
+  /// Cheap; no I/O. Throws Error(invalid_argument) as the factories above.
   Semaphore semaphore(std::string name);
 
-  // Closes the connections, fails everything queued or in flight with
-  // errc::closed, stops renewing leases (they then expire on the server after
-  // their TTL) and joins the I/O thread. Idempotent; never throws. Must not be
-  // called from the Client's I/O thread. Any later call fails with closed.
+  ///@{
+  /// Closes the connections, fails everything queued or in flight with
+  /// errc::closed, stops renewing leases (they then expire on the server after
+  /// their TTL) and joins the I/O thread. Idempotent; never throws. Must not be
+  /// called from the Client's I/O thread. Any later call fails with closed.
   void close() noexcept;
+  ///@}
+  /// True once close() was called.
   bool closed() const noexcept;
 
-  // This Client's random id (a UUID); lock owners are "<id>:<thread>".
+  /// This Client's random id (a UUID); lock owners are "<id>:<thread>".
   const std::string& id() const noexcept;
+  /// The options it was made with (a URI's, parsed).
   const ClientOptions& options() const noexcept;
 
-  // What this Client's primitives have done so far (distlock/metrics.hpp):
-  // a copy, read with relaxed atomic loads (counters recorded concurrently
-  // may or may not show). Any thread; never blocks on I/O; cheap enough to
-  // scrape every second. A moved-from Client gives an empty snapshot.
+  /// What this Client's primitives have done so far (distlock/metrics.hpp):
+  /// a copy, read with relaxed atomic loads (counters recorded concurrently
+  /// may or may not show). Any thread; never blocks on I/O; cheap enough to
+  /// scrape every second. A moved-from Client gives an empty snapshot.
   MetricsSnapshot metrics() const;
 
-  // For the library's own use (Lock, async templates).
+  /// For the library's own use (Lock, async templates).
   const std::shared_ptr<detail::ClientImpl>& impl() const noexcept { return impl_; }
 
  private:

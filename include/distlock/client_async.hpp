@@ -1,5 +1,6 @@
-// Asynchronous commands with Asio completion tokens. Including this header
-// brings in Asio; <distlock/client.hpp> alone does not.
+/// \file
+/// Asynchronous commands with Asio completion tokens. Including this header
+/// brings in Asio; <distlock/client.hpp> alone does not.
 #pragma once
 
 #include <asio/any_io_executor.hpp>
@@ -24,8 +25,8 @@ struct Services;
 
 namespace detail {
 
-// Receives the outcome of one asynchronous operation exactly once, on the
-// Client's I/O thread; the implementation hands it to the user's handler.
+/// Receives the outcome of one asynchronous operation exactly once, on the
+/// Client's I/O thread; the implementation hands it to the user's handler.
 template <class Result>
 class Receiver {
  public:
@@ -34,18 +35,18 @@ class Receiver {
 };
 using AsyncReceiver = Receiver<Value>;
 
-// Compiled in the library: queue one command for `receiver`. Failures to
-// queue are delivered through the receiver too, posted, never inline.
+/// Compiled in the library: queue one command for `receiver`. Failures to
+/// queue are delivered through the receiver too, posted, never inline.
 void async_command_impl(const std::shared_ptr<ClientImpl>& client,
                         std::vector<std::string> args,
                         std::unique_ptr<AsyncReceiver> receiver);
 asio::any_io_executor client_executor(const std::shared_ptr<ClientImpl>& client);
-// The executor handlers run on by default: the Client's I/O executor, or the
-// system executor once the Client is closed (its I/O thread has stopped).
+/// The executor handlers run on by default: the Client's I/O executor, or the
+/// system executor once the Client is closed (its I/O thread has stopped).
 asio::any_io_executor client_executor(const sync::Services& services);
 
-// Runs the user's handler on its associated executor (by default the Client's
-// I/O executor), keeping that executor's work count up until then.
+/// Runs the user's handler on its associated executor (by default the Client's
+/// I/O executor), keeping that executor's work count up until then.
 template <class Handler, class Result>
 class HandlerReceiver final : public Receiver<Result> {
  public:
@@ -63,18 +64,18 @@ class HandlerReceiver final : public Receiver<Result> {
 
  private:
   Handler handler_;
-  // decay: for an executor without the property prefer() is the identity and
-  // its result type is an rvalue reference, which must not be stored.
+  /// decay: for an executor without the property prefer() is the identity and
+  /// its result type is an rvalue reference, which must not be stored.
   std::decay_t<
       typename asio::prefer_result<asio::associated_executor_t<Handler, asio::any_io_executor>,
                                    asio::execution::outstanding_work_t::tracked_t>::type>
       work_;
 };
 
-// As HandlerReceiver, for a handler taking (ec, Out): `adapt` turns the
-// operation's In into the Out the handler takes. Clears the handler's
-// cancellation slot on the handler's executor (where cancellation is emitted)
-// before calling it.
+/// As HandlerReceiver, for a handler taking (ec, Out): `adapt` turns the
+/// operation's In into the Out the handler takes. Clears the handler's
+/// cancellation slot on the handler's executor (where cancellation is emitted)
+/// before calling it.
 template <class Handler, class In, class Out, class Adapt>
 class AdaptingReceiver final : public Receiver<In> {
  public:
@@ -101,7 +102,7 @@ class AdaptingReceiver final : public Receiver<In> {
       work_;
 };
 
-// For a handler taking only (ec).
+/// For a handler taking only (ec).
 template <class Handler>
 class ErrorReceiver final : public Receiver<std::error_code> {
  public:
@@ -125,13 +126,13 @@ class ErrorReceiver final : public Receiver<std::error_code> {
 
 }  // namespace detail
 
-// The Client's I/O executor. Coroutines and handlers run on it complete every
-// distlock operation without a hop to another thread: the fastest way to
-// drive many async acquires from one thread (docs/performance.md, "Async").
-// What runs there must never block: blocking distlock calls fail there with
-// invalid_argument, and anything else that blocks stalls every connection
-// of the Client. A closed or moved-from Client gives the system executor,
-// so handlers still run. Thread-safe.
+/// The Client's I/O executor. Coroutines and handlers run on it complete every
+/// distlock operation without a hop to another thread: the fastest way to
+/// drive many async acquires from one thread (docs/performance.md, "Async").
+/// What runs there must never block: blocking distlock calls fail there with
+/// invalid_argument, and anything else that blocks stalls every connection
+/// of the Client. A closed or moved-from Client gives the system executor,
+/// so handlers still run. Thread-safe.
 inline asio::any_io_executor get_executor(const Client& client) {
   if (!client.impl()) return asio::system_executor();
   return detail::client_executor(client.impl());

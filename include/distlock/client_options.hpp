@@ -1,4 +1,5 @@
-// How a Client connects and behaves: ClientOptions and its URI form.
+/// \file
+/// How a Client connects and behaves: ClientOptions and its URI form.
 #pragma once
 
 #include <chrono>
@@ -11,141 +12,163 @@
 
 namespace distlock {
 
+/// TLS settings of a connection (ClientOptions::tls); set from a rediss:// URI.
 struct TlsOptions {
-  // Connect with TLS (set by the rediss:// scheme).
+  /// Connect with TLS (set by the rediss:// scheme).
   bool enabled = false;
-  // Verify the server certificate against ca_file / ca_dir, or the system's
-  // default trust store when both are empty. Default: true.
+  ///@{
+  /// Verify the server certificate against ca_file / ca_dir, or the system's
+  /// default trust store when both are empty. Default: true.
   bool verify_peer = true;
   std::string ca_file;
   std::string ca_dir;
-  // Client certificate and key, for servers with tls-auth-clients yes.
+  ///@}
+  ///@{
+  /// Client certificate and key, for servers with tls-auth-clients yes.
   std::string cert_file;
   std::string key_file;
-  // SNI and the name the certificate must match; defaults to the host.
+  ///@}
+  /// SNI and the name the certificate must match; defaults to the host.
   std::string server_name;
 };
 
 class LeaseLostEvent;
 
-// Passed to ClientOptions::on_long_hold once per holding held longer than
-// ClientOptions::long_hold_warning.
+/// Passed to ClientOptions::on_long_hold once per holding held longer than
+/// ClientOptions::long_hold_warning.
 struct LongHoldEvent {
-  std::string name;                    // the primitive's name
-  std::string owner;                   // the owner id holding it
-  std::chrono::milliseconds held_for;  // since its acquire was sent
+  std::string name;                    ///< the primitive's name
+  std::string owner;                   ///< the owner id holding it
+  std::chrono::milliseconds held_for;  ///< since its acquire was sent
 };
 
+/// Everything a Client is configured with; from_uri() fills it from a
+/// URI. Each field's default is the one a Client gets when it is not set.
 struct ClientOptions {
-  // TCP endpoint. Ignored when unix_path is set.
+  ///@{
+  /// TCP endpoint. Ignored when unix_path is set.
   std::string host = "127.0.0.1";
   std::uint16_t port = 6379;
-  // Path of a Unix domain socket; when non-empty the Client uses it.
+  ///@}
+  /// Path of a Unix domain socket; when non-empty the Client uses it.
   std::string unix_path;
 
-  // AUTH credentials. An empty username with a password sends `AUTH password`
-  // (the default user); both send `AUTH username password` (ACL).
+  ///@{
+  /// AUTH credentials. An empty username with a password sends `AUTH password`
+  /// (the default user); both send `AUTH username password` (ACL).
   std::string username;
   std::string password;
-  // SELECT this database after connecting (0..N; the server decides N).
+  ///@}
+  /// SELECT this database after connecting (0..N; the server decides N).
   int db = 0;
-  // Sent as CLIENT SETNAME after connecting; empty skips it.
+  /// Sent as CLIENT SETNAME after connecting; empty skips it.
   std::string client_name = "distlock";
 
+  /// TLS; off unless the URI's scheme is rediss://.
   TlsOptions tls;
 
-  // How long the first connection (TCP + TLS + AUTH + SELECT) may take.
+  /// How long the first connection (TCP + TLS + AUTH + SELECT) may take.
   std::chrono::milliseconds connect_timeout{5000};
-  // How long one command may wait for its reply, counted from when it was
-  // submitted. On expiry the call fails with errc::timeout; the connection
-  // stays up and discards the late reply.
+  /// How long one command may wait for its reply, counted from when it was
+  /// submitted. On expiry the call fails with errc::timeout; the connection
+  /// stays up and discards the late reply.
   std::chrono::milliseconds command_timeout{5000};
-  // Reconnect backoff after a dropped connection: capped exponential with
-  // full jitter between these bounds.
+  ///@{
+  /// Reconnect backoff after a dropped connection: capped exponential with
+  /// full jitter between these bounds.
   std::chrono::milliseconds reconnect_min_delay{20};
   std::chrono::milliseconds reconnect_max_delay{2000};
-  // At most this many commands may be queued or in flight on one connection;
-  // past it calls fail at once with errc::queue_full.
+  ///@}
+  /// At most this many commands may be queued or in flight on one connection;
+  /// past it calls fail at once with errc::queue_full.
   std::size_t max_queued = 1'000'000;
 
-  // Lease of a lock taken without an explicit lease; the watchdog renews it
-  // every third of this while the lock is held. Default 30 s (as Redisson).
+  /// Lease of a lock taken without an explicit lease; the watchdog renews it
+  /// every third of this while the lock is held. Default 30 s (as Redisson).
   std::chrono::milliseconds watchdog_timeout{30000};
-  // How far this machine's clock may run fast against the server's, as a
-  // fraction of a lease. A holder believes its lease valid until
-  //   (when the acquire or renewal was sent) + lease - (lease * factor + 2 ms)
-  // so it gives the lease up strictly before the server can expire it, even
-  // if the two clocks advance at rates that differ by up to `factor` (the
-  // margin the Redlock analysis prescribes). The guarantee assumes that
-  // drift bound and no pause of the holder's process longer than the
-  // margin between its check of the lease and its write; fencing tokens
-  // cover the rest. Default 0.01; must be in [0, 0.5).
+  /// How far this machine's clock may run fast against the server's, as a
+  /// fraction of a lease. A holder believes its lease valid until
+  ///   (when the acquire or renewal was sent) + lease - (lease * factor + 2 ms)
+  /// so it gives the lease up strictly before the server can expire it, even
+  /// if the two clocks advance at rates that differ by up to `factor` (the
+  /// margin the Redlock analysis prescribes). The guarantee assumes that
+  /// drift bound and no pause of the holder's process longer than the
+  /// margin between its check of the lease and its write; fencing tokens
+  /// cover the rest. Default 0.01; must be in [0, 0.5).
   double clock_drift_factor = 0.01;
-  // The deployment (issue 13). standalone: host and port (or unix_path).
-  // cluster / sentinel: `seeds`, as parsed from redis-cluster:// and
-  // redis-sentinel:// URIs (host and port are then the first seed). cluster:
-  // the seeds are asked for the slot map (docs/topologies.md); db must be 0.
-  // sentinel: the seeds are the sentinels; the Client asks them for the
-  // master `sentinel_master`, checks it with ROLE and follows failovers
-  // (docs/topologies.md).
+  ///@{
+  /// The deployment (issue 13). standalone: host and port (or unix_path).
+  /// cluster / sentinel: `seeds`, as parsed from redis-cluster:// and
+  /// redis-sentinel:// URIs (host and port are then the first seed). cluster:
+  /// the seeds are asked for the slot map (docs/topologies.md); db must be 0.
+  /// sentinel: the seeds are the sentinels; the Client asks them for the
+  /// master `sentinel_master`, checks it with ROLE and follows failovers
+  /// (docs/topologies.md).
   enum class Deployment { standalone, cluster, sentinel };
   Deployment deployment = Deployment::standalone;
+  ///@}
+  /// One seed: a cluster node or a sentinel.
   struct Endpoint {
-    std::string host;
-    std::uint16_t port = 0;
+    std::string host;        ///< host name or IP address
+    std::uint16_t port = 0;  ///< TCP port
   };
+  /// The cluster nodes or sentinels to start from (see `deployment`).
   std::vector<Endpoint> seeds;
-  // Sentinel: the name of the master the sentinels monitor, and the
-  // sentinels' own credentials when they have any (the data nodes use
-  // username/password).
+  ///@{
+  /// Sentinel: the name of the master the sentinels monitor, and the
+  /// sentinels' own credentials when they have any (the data nodes use
+  /// username/password).
   std::string sentinel_master;
   std::string sentinel_username;
   std::string sentinel_password;
+  ///@}
 
-  // Replica acknowledgement (best effort; docs/topologies.md). When > 0,
-  // every acquire is followed, on the same connection and in the same
-  // pipeline, by WAIT min_replicas_acked replica_ack_timeout. An acquire
-  // that fewer replicas acknowledge is undone (a compensating release) and
-  // fails with errc::replication_failed. A watchdog renewal that fewer
-  // replicas acknowledge does not extend the holder's belief in its lease
-  // (the lease is lost when that belief runs out). What remains: a failover
-  // within the acknowledgement window, or to a replica that did not ack,
-  // can still lose a write; the holder is told when its renewal finds the
-  // key gone. WAIT blocks the connection up to the timeout when replicas
-  // lag. Default 0 (no WAIT); must be >= 0.
+  /// Replica acknowledgement (best effort; docs/topologies.md). When > 0,
+  /// every acquire is followed, on the same connection and in the same
+  /// pipeline, by WAIT min_replicas_acked replica_ack_timeout. An acquire
+  /// that fewer replicas acknowledge is undone (a compensating release) and
+  /// fails with errc::replication_failed. A watchdog renewal that fewer
+  /// replicas acknowledge does not extend the holder's belief in its lease
+  /// (the lease is lost when that belief runs out). What remains: a failover
+  /// within the acknowledgement window, or to a replica that did not ack,
+  /// can still lose a write; the holder is told when its renewal finds the
+  /// key gone. WAIT blocks the connection up to the timeout when replicas
+  /// lag. Default 0 (no WAIT); must be >= 0.
   int min_replicas_acked = 0;
-  // With min_replicas_acked > 0: must be positive and below
-  // command_timeout. Default 1 s.
+  /// With min_replicas_acked > 0: must be positive and below
+  /// command_timeout. Default 1 s.
   std::chrono::milliseconds replica_ack_timeout{1000};
-  // Called on the Client's I/O thread the moment a lease is lost. Must not
-  // block. Optional.
+  /// Called on the Client's I/O thread the moment a lease is lost. Must not
+  /// block. Optional.
   std::function<void(const LeaseLostEvent&)> on_lease_lost;
-  // Long-hold warning (issue 14): on_long_hold is called once per holding
-  // (a lock kind's thread hold or Lease, a semaphore Permit) still held
-  // long_hold_warning after its first acquire was sent. It runs on the
-  // Client's I/O thread, from a timer (never inside a lock or unlock call),
-  // and must not block: every lease renewal waits behind it. Exceptions it
-  // throws are swallowed. 0 (the default) turns it off; must be >= 0.
+  ///@{
+  /// Long-hold warning (issue 14): on_long_hold is called once per holding
+  /// (a lock kind's thread hold or Lease, a semaphore Permit) still held
+  /// long_hold_warning after its first acquire was sent. It runs on the
+  /// Client's I/O thread, from a timer (never inside a lock or unlock call),
+  /// and must not block: every lease renewal waits behind it. Exceptions it
+  /// throws are swallowed. 0 (the default) turns it off; must be >= 0.
   std::chrono::milliseconds long_hold_warning{0};
   std::function<void(const LongHoldEvent&)> on_long_hold;
+  ///@}
 
-  // Parses a URI:
-  //   redis://[[user]:password@]host[:port][/db][?option=value&...]
-  //   rediss://...                  (TLS)
-  //   unix:///path/to/redis.sock[?db=N&...]
-  //   redis-cluster://[[user]:password@]h1[:p1],h2[:p2],...[?option=value&...]
-  //   redis-sentinel://[[user]:password@]h1[:p1],...,hN[:pN]/master-name[/db][?...]
-  //   rediss-cluster://..., rediss-sentinel://...   (TLS)
-  // (seed ports default to 6379, sentinel ports to 26379; a host:port may
-  // appear once; a Cluster has only database 0)
-  // host may be a name, an IPv4 address or [an:IPv6::address]. user and
-  // password are percent-decoded. Options: db, connect_timeout_ms,
-  // command_timeout_ms, client_name, ca_file, ca_dir, cert_file, key_file,
-  // verify_peer (true/false), server_name, min_replicas_acked,
-  // replica_ack_timeout_ms; for sentinel URIs also sentinel_username and
-  // sentinel_password.
-  // Throws Error(errc::invalid_argument) naming the problem; the message never
-  // contains the password.
+  /// Parses a URI:
+  ///   redis://[[user]:password@]host[:port][/db][?option=value&...]
+  ///   rediss://...                  (TLS)
+  ///   unix:///path/to/redis.sock[?db=N&...]
+  ///   redis-cluster://[[user]:password@]h1[:p1],h2[:p2],...[?option=value&...]
+  ///   redis-sentinel://[[user]:password@]h1[:p1],...,hN[:pN]/master-name[/db][?...]
+  ///   rediss-cluster://..., rediss-sentinel://...   (TLS)
+  /// (seed ports default to 6379, sentinel ports to 26379; a host:port may
+  /// appear once; a Cluster has only database 0)
+  /// host may be a name, an IPv4 address or [an:IPv6::address]. user and
+  /// password are percent-decoded. Options: db, connect_timeout_ms,
+  /// command_timeout_ms, client_name, ca_file, ca_dir, cert_file, key_file,
+  /// verify_peer (true/false), server_name, min_replicas_acked,
+  /// replica_ack_timeout_ms; for sentinel URIs also sentinel_username and
+  /// sentinel_password.
+  /// Throws Error(errc::invalid_argument) naming the problem; the message never
+  /// contains the password.
   static ClientOptions from_uri(std::string_view uri);
 };
 

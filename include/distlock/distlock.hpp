@@ -1,5 +1,6 @@
-// Umbrella header: all of distlock's public API, including the async parts
-// (which bring in Asio).
+/// \file
+/// Umbrella header: all of distlock's public API, including the async parts
+/// (which bring in Asio).
 #pragma once
 
 #include "distlock/client.hpp"

@@ -1,6 +1,7 @@
-// Latch's asynchronous waits with Asio completion tokens (the contract is in
-// <distlock/latch.hpp>). Including this header brings in Asio;
-// <distlock/latch.hpp> alone does not.
+/// \file
+/// Latch's asynchronous waits with Asio completion tokens (the contract is in
+/// <distlock/latch.hpp>). Including this header brings in Asio;
+/// <distlock/latch.hpp> alone does not.
 #pragma once
 
 #include <chrono>
@@ -14,10 +15,10 @@
 namespace distlock {
 namespace detail {
 
-// Compiled in the library: starts a wait for the latch to open, at most
-// `wait` (nullopt: as long as it takes); the receiver gets true when it
-// opened, false with no error when `wait` passed first. A negative wait
-// completes the receiver with invalid_argument, posted.
+/// Compiled in the library: starts a wait for the latch to open, at most
+/// `wait` (nullopt: as long as it takes); the receiver gets true when it
+/// opened, false with no error when `wait` passed first. A negative wait
+/// completes the receiver with invalid_argument, posted.
 std::shared_ptr<AsyncAcquire> async_latch_wait_impl(
     const std::shared_ptr<sync::Services>& client,
     const std::shared_ptr<const sync::LatchNames>& names,

@@ -1,5 +1,6 @@
-// distlock::Lease: one holding of a lock, owned by a handle rather than a
-// thread, and the lease-lost event.
+/// \file
+/// distlock::Lease: one holding of a lock, owned by a handle rather than a
+/// thread, and the lease-lost event.
 #pragma once
 
 #include <chrono>
@@ -19,86 +20,91 @@ namespace sync {
 struct Services;
 }
 
-// Passed to ClientOptions::on_lease_lost the moment a lease is lost.
+/// Passed to ClientOptions::on_lease_lost the moment a lease is lost.
 class LeaseLostEvent {
  public:
+  /// Why the lease was lost.
   enum class Reason {
-    // The lease deadline passed without a confirmed renewal (server paused
-    // or unreachable, or a fixed lease ran out before release).
+    /// The lease deadline passed without a confirmed renewal (server paused
+    /// or unreachable, or a fixed lease ran out before release).
     expired,
-    // A renewal found the lock gone or held by another owner (deleted,
-    // force-unlocked, server restarted without the data, ...).
+    /// A renewal found the lock gone or held by another owner (deleted,
+    /// force-unlocked, server restarted without the data, ...).
     taken,
-    // The Client was closed while the lease was held; it is no longer renewed.
+    /// The Client was closed while the lease was held; it is no longer renewed.
     client_closed,
   };
-  std::string name;   // the lock's name
-  std::string owner;  // the owner id whose lease was lost
-  Reason reason;
+  std::string name;   ///< the lock's name
+  std::string owner;  ///< the owner id whose lease was lost
+  Reason reason;      ///< why
 };
 
-// A held lock, owned by this object rather than by a thread: it can be moved
-// between threads and coroutines. Returned by Lock::acquire() and friends.
-//
-// The lease is renewed by the Client's watchdog while it lives (unless it was
-// taken with a fixed lease). The moment it is lost, stop_token() is requested
-// and ClientOptions::on_lease_lost runs; valid() is false from then on.
-//
-// Thread safety: const members may be called from any thread concurrently;
-// release() and moves need external synchronisation with other calls on the
-// same Lease, as for any C++ object.
+/// A held lock, owned by this object rather than by a thread: it can be moved
+/// between threads and coroutines. Returned by Lock::acquire() and friends.
+///
+/// The lease is renewed by the Client's watchdog while it lives (unless it was
+/// taken with a fixed lease). The moment it is lost, stop_token() is requested
+/// and ClientOptions::on_lease_lost runs; valid() is false from then on.
+///
+/// Thread safety: const members may be called from any thread concurrently;
+/// release() and moves need external synchronisation with other calls on the
+/// same Lease, as for any C++ object.
 class Lease {
  public:
-  // An empty lease: valid() is false; release() does nothing.
+  /// An empty lease: valid() is false; release() does nothing.
   Lease() noexcept;
+  /// Internal: made by the acquire calls.
   explicit Lease(std::shared_ptr<runtime::LeaseState> state) noexcept;
-  // Releases the lease (as release()); never throws.
+  /// Releases the lease (as release()); never throws.
   ~Lease();
+  /// Takes other's holding; other becomes empty.
   Lease(Lease&& other) noexcept;
-  // Releases the lease this object held, then takes other's.
+  /// Releases the lease this object held, then takes other's.
   Lease& operator=(Lease&& other) noexcept;
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
 
-  // True while held: not released, not lost, and the deadline (counted from
-  // when the acquire or the last confirmed renewal was sent) not passed.
+  ///@{
+  /// True while held: not released, not lost, and the deadline (counted from
+  /// when the acquire or the last confirmed renewal was sent) not passed.
   bool valid() const noexcept;
   explicit operator bool() const noexcept { return valid(); }
-  // Time left until the lease deadline on the steady clock; zero when not
-  // valid.
+  ///@}
+  /// Time left until the lease deadline on the steady clock; zero when not
+  /// valid.
   std::chrono::milliseconds remaining() const noexcept;
-  // The lease deadline on the steady clock: when the acquire or the last
-  // confirmed renewal was sent, plus the lease. time_point{} for an empty Lease.
+  /// The lease deadline on the steady clock: when the acquire or the last
+  /// confirmed renewal was sent, plus the lease. time_point{} for an empty Lease.
   std::chrono::steady_clock::time_point deadline() const noexcept;
-  // Requested the moment the lease is lost (not on a normal release).
+  /// Requested the moment the lease is lost (not on a normal release).
   std::stop_token stop_token() const noexcept;
-  // The fencing token of this holding (fenced locks only), strictly
-  // increasing across all holders of the name.
+  /// The fencing token of this holding (fenced locks only), strictly
+  /// increasing across all holders of the name.
   std::optional<std::uint64_t> fencing_token() const noexcept;
-  // The lock's name; empty for an empty Lease.
+  /// The lock's name; empty for an empty Lease.
   const std::string& name() const noexcept;
 
-  // Releases the lock on the server and stops renewing it. Idempotent and
-  // never throws; failures are ignored (the lease then expires on the
-  // server by itself).
+  /// Releases the lock on the server and stops renewing it. Idempotent and
+  /// never throws; failures are ignored (the lease then expires on the
+  /// server by itself).
   void release() noexcept;
-  // As above, but reports: lease_lost when the lease was lost before
-  // release; connection_lost / timeout / closed when the release could not
-  // be confirmed (the lease still expires on the server by itself).
+  /// As above, but reports: lease_lost when the lease was lost before
+  /// release; connection_lost / timeout / closed when the release could not
+  /// be confirmed (the lease still expires on the server by itself).
   void release(std::error_code& ec) noexcept;
-  // Releases without blocking a thread. Returns at once; the handler runs
-  // exactly once, never inside this call, with signature
-  // void(std::error_code), on its associated executor (default: the
-  // Client's I/O thread). The error is what release(ec) would report. The
-  // Lease is empty (released) as soon as this returns. Defined in
-  // <distlock/lock_async.hpp>.
+  /// Releases without blocking a thread. Returns at once; the handler runs
+  /// exactly once, never inside this call, with signature
+  /// void(std::error_code), on its associated executor (default: the
+  /// Client's I/O thread). The error is what release(ec) would report. The
+  /// Lease is empty (released) as soon as this returns. Defined in
+  /// <distlock/lock_async.hpp>.
   template <class Token>
   auto async_release(Token&& token);
 
-  // The Client parts behind this lease (null for an empty Lease).
+  /// The Client parts behind this lease (null for an empty Lease).
   std::shared_ptr<sync::Services> services() const noexcept;
-  // Leaves this Lease empty without releasing, and returns its state: for
-  // the library's asynchronous release.
+  /// Leaves this Lease empty without releasing, and returns its state: for
+  /// the library's asynchronous release.
   std::shared_ptr<runtime::LeaseState> take_state() noexcept { return std::move(state_); }
 
  private:

@@ -1,5 +1,6 @@
-// Asynchronous acquire and release with Asio completion tokens. Including
-// this header brings in Asio; <distlock/lock.hpp> alone does not.
+/// \file
+/// Asynchronous acquire and release with Asio completion tokens. Including
+/// this header brings in Asio; <distlock/lock.hpp> alone does not.
 #pragma once
 
 #include <asio/associated_cancellation_slot.hpp>
@@ -13,25 +14,25 @@
 namespace distlock {
 namespace detail {
 
-// A started asynchronous acquire, for cancellation.
+/// A started asynchronous acquire, for cancellation.
 class AsyncAcquire {
  public:
   virtual ~AsyncAcquire() = default;
-  // Any thread: ends the wait with asio::error::operation_aborted. An
-  // attempt already in flight is undone if it turns out to have acquired.
+  /// Any thread: ends the wait with asio::error::operation_aborted. An
+  /// attempt already in flight is undone if it turns out to have acquired.
   virtual void cancel() = 0;
 };
 
-// Compiled in the library: starts an acquire of a handle-owned lease that
-// waits at most `wait` (nullopt: as long as it takes). The receiver gets an
-// empty Lease and no error when it was not acquired in time.
+/// Compiled in the library: starts an acquire of a handle-owned lease that
+/// waits at most `wait` (nullopt: as long as it takes). The receiver gets an
+/// empty Lease and no error when it was not acquired in time.
 std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
                                                  std::optional<std::chrono::milliseconds> wait,
                                                  std::unique_ptr<Receiver<Lease>> receiver);
-// Compiled in the library: releases `lease` without blocking.
+/// Compiled in the library: releases `lease` without blocking.
 void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>> receiver);
-// The executor a release's handler runs on by default: the lease's Client's
-// I/O executor (the system executor for an empty Lease).
+/// The executor a release's handler runs on by default: the lease's Client's
+/// I/O executor (the system executor for an empty Lease).
 asio::any_io_executor lease_executor(const Lease& lease);
 
 template <class Token, class Signature, class Result, class Adapt>
@@ -47,7 +48,7 @@ auto initiate_acquire(Token&& token,
             std::move(handler), client_executor(*l.services()), adapt);
         auto op = async_acquire_impl(l, w, std::move(receiver));
         if (slot.is_connected()) {
-          // The handle refers to the operation weakly: it may outlive it.
+          /// The handle refers to the operation weakly: it may outlive it.
           slot.assign([op](asio::cancellation_type type) {
             if (type != asio::cancellation_type::none) op->cancel();
           });

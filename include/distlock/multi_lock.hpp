@@ -1,4 +1,5 @@
-// distlock::MultiLock: several Locks, of any Clients, taken all or nothing.
+/// \file
+/// distlock::MultiLock: several Locks, of any Clients, taken all or nothing.
 #pragma once
 
 #include <chrono>
@@ -11,98 +12,103 @@
 
 namespace distlock {
 
-// Holds every one of its parts, or none of them. Built only on the public
-// Lock API: each part is an ordinary thread-owned Lock (of any Client, so of
-// any server), and so is each hold. Docs: docs/multi_lock.md.
-//
-// Canonical order: the parts are sorted by lock name, then by the server
-// their Client names (ClientOptions: "host:port/db", or "unix:path/db"), and
-// always taken in that order and released in the reverse order. Two
-// multi-locks that share parts therefore never wait for each other in a
-// cycle, whatever order their callers listed the parts in, as long as every
-// process names a shared server the same way (the same host text and port;
-// "localhost" and "127.0.0.1" are different names).
-//
-// Ownership: like Lock's thread-owned calls, the holds belong to the calling
-// thread (owner "<client-id>:<thread>" on each part's Client). The thread
-// that locked must unlock; another thread's unlock is not_owner. Reentrant as
-// its parts are: a thread that locks twice (or already holds a part as a
-// plain Lock) must unlock as many times. MultiLock satisfies TimedLockable,
-// so std::unique_lock, std::scoped_lock and std::lock_guard work.
-//
-// All or nothing: an attempt that does not take every part (contention, a
-// wait that runs out, an error) releases, in reverse order, every part it
-// took before returning, so it leaves no key of its own behind (a part the
-// thread held before the call keeps its earlier holds). A part whose
-// acquire got no reply is undone by Lock itself (its pending release).
-//
-// Leases: without an explicit lease every part is renewed by its Client's
-// watchdog. With an explicit lease each part gets that lease from its own
-// acquisition, so the part taken first expires first; when the last part is
-// taken MultiLock checks every part's lease locally (Lock::lease_valid) and,
-// if one has already ended or was lost, releases all and tries again while
-// the wait allows (lock(lease) keeps trying): a successful call returns with
-// every part valid. lease_deadline() gives the earliest part's deadline.
-//
-// Errors: contention is never an error (try_* return false). The throwing
-// members throw Error: invalid_argument for a negative wait or a
-// non-positive lease (before anything is sent), and otherwise whatever the
-// failing part's Lock call threw (timeout, connection_lost, closed,
-// server_error, lease_lost...), after releasing what was taken. The
-// error_code& forms set the same codes instead and never throw them; ec is
-// cleared on success and on contention.
-//
-// Waits: any duration, rounded up to whole milliseconds as Lock does; a zero
-// wait makes one attempt per part. A try_lock_for(wait) waits for each part
-// with the time left until one common deadline (now + wait), so the whole
-// call never returns false before `wait` has passed and never waits much
-// longer. milliseconds::max() (or a longer wait) waits as long as it takes.
-//
-// Thread safety: a MultiLock is a cheap value (one shared pointer); copies
-// share the parts. Any member may be called from any thread concurrently;
-// each thread acquires and releases its own holds.
+/// Holds every one of its parts, or none of them. Built only on the public
+/// Lock API: each part is an ordinary thread-owned Lock (of any Client, so of
+/// any server), and so is each hold. Docs: docs/multi_lock.md.
+///
+/// Canonical order: the parts are sorted by lock name, then by the server
+/// their Client names (ClientOptions: "host:port/db", or "unix:path/db"), and
+/// always taken in that order and released in the reverse order. Two
+/// multi-locks that share parts therefore never wait for each other in a
+/// cycle, whatever order their callers listed the parts in, as long as every
+/// process names a shared server the same way (the same host text and port;
+/// "localhost" and "127.0.0.1" are different names).
+///
+/// Ownership: like Lock's thread-owned calls, the holds belong to the calling
+/// thread (owner "<client-id>:<thread>" on each part's Client). The thread
+/// that locked must unlock; another thread's unlock is not_owner. Reentrant as
+/// its parts are: a thread that locks twice (or already holds a part as a
+/// plain Lock) must unlock as many times. MultiLock satisfies TimedLockable,
+/// so std::unique_lock, std::scoped_lock and std::lock_guard work.
+///
+/// All or nothing: an attempt that does not take every part (contention, a
+/// wait that runs out, an error) releases, in reverse order, every part it
+/// took before returning, so it leaves no key of its own behind (a part the
+/// thread held before the call keeps its earlier holds). A part whose
+/// acquire got no reply is undone by Lock itself (its pending release).
+///
+/// Leases: without an explicit lease every part is renewed by its Client's
+/// watchdog. With an explicit lease each part gets that lease from its own
+/// acquisition, so the part taken first expires first; when the last part is
+/// taken MultiLock checks every part's lease locally (Lock::lease_valid) and,
+/// if one has already ended or was lost, releases all and tries again while
+/// the wait allows (lock(lease) keeps trying): a successful call returns with
+/// every part valid. lease_deadline() gives the earliest part's deadline.
+///
+/// Errors: contention is never an error (try_* return false). The throwing
+/// members throw Error: invalid_argument for a negative wait or a
+/// non-positive lease (before anything is sent), and otherwise whatever the
+/// failing part's Lock call threw (timeout, connection_lost, closed,
+/// server_error, lease_lost...), after releasing what was taken. The
+/// error_code& forms set the same codes instead and never throw them; ec is
+/// cleared on success and on contention.
+///
+/// Waits: any duration, rounded up to whole milliseconds as Lock does; a zero
+/// wait makes one attempt per part. A try_lock_for(wait) waits for each part
+/// with the time left until one common deadline (now + wait), so the whole
+/// call never returns false before `wait` has passed and never waits much
+/// longer. milliseconds::max() (or a longer wait) waits as long as it takes.
+///
+/// Thread safety: a MultiLock is a cheap value (one shared pointer); copies
+/// share the parts. Any member may be called from any thread concurrently;
+/// each thread acquires and releases its own holds.
 class MultiLock {
  public:
-  // Throws Error(invalid_argument) when `parts` is empty, or lists one lock
-  // twice: the same name on the same server, through one Client or two,
-  // whatever its kind (plain or fenced, or another Lock-like primitive of
-  // that name, which the order could not tell apart). No I/O.
+  /// Throws Error(invalid_argument) when `parts` is empty, or lists one lock
+  /// twice: the same name on the same server, through one Client or two,
+  /// whatever its kind (plain or fenced, or another Lock-like primitive of
+  /// that name, which the order could not tell apart). No I/O.
   explicit MultiLock(std::vector<Lock> parts);
 
-  // Blocks until this thread holds every part (watchdog leases).
+  ///@{
+  /// Blocks until this thread holds every part (watchdog leases).
   void lock();
   void lock(std::error_code& ec);
-  // Blocks until held, every part with a fixed `lease` and no watchdog.
+  ///@}
+  /// Blocks until held, every part with a fixed `lease` and no watchdog.
   void lock(std::chrono::milliseconds lease);
-  // As lock(lease); a non-positive lease sets invalid_argument.
+  /// As lock(lease); a non-positive lease sets invalid_argument.
   void lock(std::chrono::milliseconds lease, std::error_code& ec);
-  // One attempt per part, no waiting: true when this thread now holds every
-  // part; false (having released what it took) as soon as one part is held
-  // by another owner.
+  /// One attempt per part, no waiting: true when this thread now holds every
+  /// part; false (having released what it took) as soon as one part is held
+  /// by another owner.
   bool try_lock();
-  // As try_lock(): false with ec clear on contention, ec set on failure.
+  /// As try_lock(): false with ec clear on contention, ec set on failure.
   bool try_lock(std::error_code& ec);
-  // Waits at most `wait` for all parts (watchdog leases). False when not all
-  // were got in time, never before `wait` has passed.
+  /// Waits at most `wait` for all parts (watchdog leases). False when not all
+  /// were got in time, never before `wait` has passed.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
     return try_lock_for_ms(ceil_ms(wait), std::nullopt);
   }
-  // As above: false with ec clear when not got in time, ec set on failure
-  // (invalid_argument for a negative wait).
+  /// As above: false with ec clear when not got in time, ec set on failure
+  /// (invalid_argument for a negative wait).
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::error_code& ec) {
     return try_lock_for(ceil_ms(wait), std::nullopt, ec);
   }
-  // Waits at most `wait`; every part gets a fixed lease of `lease`.
+  ///@{
+  /// Waits at most `wait`; every part gets a fixed lease of `lease`.
   bool try_lock_for(std::chrono::milliseconds wait, std::chrono::milliseconds lease);
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                     std::chrono::milliseconds lease) {
     return try_lock_for(ceil_ms(wait), lease);
   }
-  // Waits at most `wait`; `lease` nullopt is the watchdog lease.
-  // invalid_argument for a negative wait or a non-positive lease.
+  ///@}
+  ///@{
+  /// Waits at most `wait`; `lease` nullopt is the watchdog lease.
+  /// invalid_argument for a negative wait or a non-positive lease.
   bool try_lock_for(std::chrono::milliseconds wait,
                     std::optional<std::chrono::milliseconds> lease,
                     std::error_code& ec);
@@ -112,9 +118,11 @@ class MultiLock {
                     std::error_code& ec) {
     return try_lock_for(ceil_ms(wait), lease, ec);
   }
-  // Waits until `deadline` of any clock (watchdog leases); a deadline
-  // already passed makes one attempt per part. The time left is measured
-  // once, at the call.
+  ///@}
+  ///@{
+  /// Waits until `deadline` of any clock (watchdog leases); a deadline
+  /// already passed makes one attempt per part. The time left is measured
+  /// once, at the call.
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return try_lock_for(time_left(deadline));
@@ -124,33 +132,34 @@ class MultiLock {
                       std::error_code& ec) {
     return try_lock_for(time_left(deadline), ec);
   }
+  ///@}
 
-  // Releases one hold of every part, in reverse canonical order, going on
-  // past any part that fails. Never throws; does nothing for parts this
-  // thread does not hold.
+  /// Releases one hold of every part, in reverse canonical order, going on
+  /// past any part that fails. Never throws; does nothing for parts this
+  /// thread does not hold.
   void unlock() noexcept;
-  // As above, and reports the first failure in release order (ec clear when
-  // every part was released): not_owner when this thread did not hold a
-  // part (as after a part's lease ran out and another owner took it, or an
-  // unlock without a lock), lease_lost when a part's lease was lost before
-  // the unlock, timeout / connection_lost when a part's server did not
-  // answer (that release stays pending and is sent again in the
-  // background, as Lock::unlock(ec) says). Every other part is released
-  // all the same.
+  /// As above, and reports the first failure in release order (ec clear when
+  /// every part was released): not_owner when this thread did not hold a
+  /// part (as after a part's lease ran out and another owner took it, or an
+  /// unlock without a lock), lease_lost when a part's lease was lost before
+  /// the unlock, timeout / connection_lost when a part's server did not
+  /// answer (that release stays pending and is sent again in the
+  /// background, as Lock::unlock(ec) says). Every other part is released
+  /// all the same.
   void unlock(std::error_code& ec) noexcept;
 
-  // Local state of this thread only: no I/O, never throws.
-  // True when this thread holds every part and every part's lease is valid.
+  /// Local state of this thread only: no I/O, never throws.
+  /// True when this thread holds every part and every part's lease is valid.
   bool lease_valid() const;
-  // The earliest lease deadline among the parts; nullopt when this thread
-  // does not hold every part.
+  /// The earliest lease deadline among the parts; nullopt when this thread
+  /// does not hold every part.
   std::optional<std::chrono::steady_clock::time_point> lease_deadline() const;
 
-  // The parts in canonical order (the order they are taken in).
+  /// The parts in canonical order (the order they are taken in).
   const std::vector<Lock>& parts() const noexcept { return *parts_; }
 
  private:
-  // As Lock's: rounded away from zero; saturates at milliseconds::max().
+  /// As Lock's: rounded away from zero; saturates at milliseconds::max().
   template <class Rep, class Period>
   static std::chrono::milliseconds ceil_ms(const std::chrono::duration<Rep, Period>& d) {
     using Ms = std::chrono::duration<long double, std::milli>;

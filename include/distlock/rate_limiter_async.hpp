@@ -1,6 +1,7 @@
-// RateLimiter's asynchronous acquires with Asio completion tokens (the
-// contract is in <distlock/rate_limiter.hpp>). Including this header brings
-// in Asio; <distlock/rate_limiter.hpp> alone does not.
+/// \file
+/// RateLimiter's asynchronous acquires with Asio completion tokens (the
+/// contract is in <distlock/rate_limiter.hpp>). Including this header brings
+/// in Asio; <distlock/rate_limiter.hpp> alone does not.
 #pragma once
 
 #include <chrono>
@@ -16,11 +17,11 @@
 namespace distlock {
 namespace detail {
 
-// Compiled in the library: starts an acquire of n permits of the limiter
-// `name`, waiting at most `wait` (nullopt: as long as it takes); the
-// receiver gets true when taken, false with no error when not due in time.
-// n <= 0 or a negative wait complete the receiver with invalid_argument,
-// posted.
+/// Compiled in the library: starts an acquire of n permits of the limiter
+/// `name`, waiting at most `wait` (nullopt: as long as it takes); the
+/// receiver gets true when taken, false with no error when not due in time.
+/// n <= 0 or a negative wait complete the receiver with invalid_argument,
+/// posted.
 std::shared_ptr<AsyncAcquire> async_rate_limiter_acquire_impl(
     const std::shared_ptr<sync::Services>& client,
     const std::shared_ptr<const std::string>& name,

@@ -1,6 +1,7 @@
-// Semaphore's asynchronous acquires with Asio completion tokens (the
-// contract is in <distlock/semaphore.hpp>). Including this header brings in
-// Asio; <distlock/semaphore.hpp> alone does not.
+/// \file
+/// Semaphore's asynchronous acquires with Asio completion tokens (the
+/// contract is in <distlock/semaphore.hpp>). Including this header brings in
+/// Asio; <distlock/semaphore.hpp> alone does not.
 #pragma once
 
 #include <chrono>
@@ -15,10 +16,10 @@
 namespace distlock {
 namespace detail {
 
-// Compiled in the library. Start an acquire of n permits for the Client
-// (true: acquired; false with no error: not in time) / for a new Permit (an
-// empty Permit with no error: not in time), waiting at most `wait` (nullopt:
-// as long as it takes). Bad input completes the receiver, posted.
+/// Compiled in the library. Start an acquire of n permits for the Client
+/// (true: acquired; false with no error: not in time) / for a new Permit (an
+/// empty Permit with no error: not in time), waiting at most `wait` (nullopt:
+/// as long as it takes). Bad input completes the receiver, posted.
 std::shared_ptr<AsyncAcquire> async_semaphore_acquire_impl(
     const std::shared_ptr<sync::SemaphoreState>& state,
     std::int64_t n,
@@ -30,7 +31,7 @@ std::shared_ptr<AsyncAcquire> async_permit_acquire_impl(
     std::optional<std::chrono::milliseconds> wait,
     std::optional<std::chrono::milliseconds> lease,
     std::unique_ptr<Receiver<Permit>> receiver);
-// The executor the semaphore's handlers run on by default.
+/// The executor the semaphore's handlers run on by default.
 asio::any_io_executor semaphore_executor(const sync::SemaphoreState& state);
 
 struct PermitIfValid {

@@ -1,5 +1,6 @@
-// distlock::SimpleLock: the canonical SET NX lock that node redlock, redsync
-// and redis-py's Lock speak (docs/simple_lock.md).
+/// \file
+/// distlock::SimpleLock: the canonical SET NX lock that node redlock, redsync
+/// and redis-py's Lock speak (docs/simple_lock.md).
 #pragma once
 
 #include <chrono>
@@ -14,53 +15,53 @@
 
 namespace distlock {
 
-// A handle to the SET NX lock `name`, made by Client::simple_lock() or
-// Client::fenced_simple_lock(). The factories do no I/O; they throw
-// Error(invalid_argument) for an empty name or one over 65,536 bytes, and
-// Error(closed) on a moved-from Client. Cheap to copy; copies name the same
-// lock; dropping a handle never releases a hold.
-//
-// On the server: the string key `name` holds a fresh random token per
-// acquisition (128 bits from the CSPRNG, 32 lowercase hex characters) with a
-// PEXPIRE of the lease. Acquire is SET NX PX, release is compare-and-delete
-// (then a publish on "distlock_simple_lock__channel:{name}" that only
-// distlock listens to), renewal is compare-and-pexpire. node redlock, redsync
-// and redis-py's Lock use the same key the same way, so a SimpleLock and any
-// of them on one name exclude each other, and none deletes a key it does not
-// hold. A fenced lock also INCRs a counter key in the same cluster slot
-// (fence_key(name), <distlock/fencing.hpp>) on every acquisition; tokens
-// strictly increase across all fenced holders and work with fenced_set.
-//
-// Not reentrant: a holder is one acquisition. try_lock / try_lock_for /
-// try_lock_until by the thread that holds it return false at once (without
-// waiting out the wait); lock() and lock(lease) by that thread throw
-// Error(invalid_argument) instead of waiting for themselves forever (the
-// error_code& forms set it). Handle-owned Leases are independent holdings:
-// a second acquire() through any handle waits for the first Lease.
-//
-// Leases as Lock's: without an explicit lease (lock(), try_lock_for(wait),
-// acquire()) the key gets ClientOptions::watchdog_timeout and the Client's
-// watchdog renews it every third of it until released; with an explicit lease
-// it simply expires then. A holder learns of a lost lease by stop_token(),
-// lease_valid() and ClientOptions::on_lease_lost.
-//
-// Waiting: a waiter subscribes to the lock's channel and retries when a
-// distlock holder releases. Peers release without publishing, so it also
-// retries no later than min(the holder's remaining TTL, kPollCap): a key a
-// peer deletes is picked up within kPollCap, not at the end of the peer's TTL.
-//
-// Errors: contention is never an error. Throwing members throw Error:
-// invalid_argument for a non-positive lease or a negative wait (nothing is
-// sent), timeout / connection_lost when Redis did not answer, closed after
-// Client::close(). A key of another type under the name (a Lock's hash) is
-// contention, not an error: the SET NX fails. An acquire that may have
-// reached the server but got no reply is never re-sent; a release of that
-// attempt's token is sent until the server answers.
-//
-// Thread safety: all members may be called from any thread concurrently.
+/// A handle to the SET NX lock `name`, made by Client::simple_lock() or
+/// Client::fenced_simple_lock(). The factories do no I/O; they throw
+/// Error(invalid_argument) for an empty name or one over 65,536 bytes, and
+/// Error(closed) on a moved-from Client. Cheap to copy; copies name the same
+/// lock; dropping a handle never releases a hold.
+///
+/// On the server: the string key `name` holds a fresh random token per
+/// acquisition (128 bits from the CSPRNG, 32 lowercase hex characters) with a
+/// PEXPIRE of the lease. Acquire is SET NX PX, release is compare-and-delete
+/// (then a publish on "distlock_simple_lock__channel:{name}" that only
+/// distlock listens to), renewal is compare-and-pexpire. node redlock, redsync
+/// and redis-py's Lock use the same key the same way, so a SimpleLock and any
+/// of them on one name exclude each other, and none deletes a key it does not
+/// hold. A fenced lock also INCRs a counter key in the same cluster slot
+/// (fence_key(name), <distlock/fencing.hpp>) on every acquisition; tokens
+/// strictly increase across all fenced holders and work with fenced_set.
+///
+/// Not reentrant: a holder is one acquisition. try_lock / try_lock_for /
+/// try_lock_until by the thread that holds it return false at once (without
+/// waiting out the wait); lock() and lock(lease) by that thread throw
+/// Error(invalid_argument) instead of waiting for themselves forever (the
+/// error_code& forms set it). Handle-owned Leases are independent holdings:
+/// a second acquire() through any handle waits for the first Lease.
+///
+/// Leases as Lock's: without an explicit lease (lock(), try_lock_for(wait),
+/// acquire()) the key gets ClientOptions::watchdog_timeout and the Client's
+/// watchdog renews it every third of it until released; with an explicit lease
+/// it simply expires then. A holder learns of a lost lease by stop_token(),
+/// lease_valid() and ClientOptions::on_lease_lost.
+///
+/// Waiting: a waiter subscribes to the lock's channel and retries when a
+/// distlock holder releases. Peers release without publishing, so it also
+/// retries no later than min(the holder's remaining TTL, kPollCap): a key a
+/// peer deletes is picked up within kPollCap, not at the end of the peer's TTL.
+///
+/// Errors: contention is never an error. Throwing members throw Error:
+/// invalid_argument for a non-positive lease or a negative wait (nothing is
+/// sent), timeout / connection_lost when Redis did not answer, closed after
+/// Client::close(). A key of another type under the name (a Lock's hash) is
+/// contention, not an error: the SET NX fails. An acquire that may have
+/// reached the server but got no reply is never re-sent; a release of that
+/// attempt's token is sent until the server answers.
+///
+/// Thread safety: all members may be called from any thread concurrently.
 class SimpleLock {
  public:
-  // The longest a waiter sleeps between two attempts without a wake-up.
+  /// The longest a waiter sleeps between two attempts without a wake-up.
   static constexpr std::chrono::milliseconds kPollCap{200};
 
   // --- Thread-owned ---------------------------------------------------------
@@ -70,20 +71,27 @@ class SimpleLock {
   // Waits of any duration round up to whole milliseconds; zero makes exactly
   // one attempt; a negative wait is invalid_argument.
 
-  // Blocks until this thread holds the lock (watchdog lease). Throws
-  // invalid_argument when this thread already holds it.
+  ///@{
+  /// Blocks until this thread holds the lock (watchdog lease). Throws
+  /// invalid_argument when this thread already holds it.
   void lock() { lock_.lock(); }
   void lock(std::error_code& ec) { lock_.lock(ec); }
-  // Blocks until held, with a fixed lease and no watchdog; invalid_argument
-  // for a non-positive lease or when this thread already holds it.
+  ///@}
+  ///@{
+  /// Blocks until held, with a fixed lease and no watchdog; invalid_argument
+  /// for a non-positive lease or when this thread already holds it.
   void lock(std::chrono::milliseconds lease) { lock_.lock(lease); }
   void lock(std::chrono::milliseconds lease, std::error_code& ec) { lock_.lock(lease, ec); }
-  // One attempt. True when this thread now holds the lock; false when
-  // another owner holds it, or this thread does already.
+  ///@}
+  ///@{
+  /// One attempt. True when this thread now holds the lock; false when
+  /// another owner holds it, or this thread does already.
   bool try_lock() { return lock_.try_lock(); }
   bool try_lock(std::error_code& ec) { return lock_.try_lock(ec); }
-  // Waits at most `wait` (watchdog lease). False when not got in time (never
-  // before `wait` has passed, unless this thread already holds it).
+  ///@}
+  ///@{
+  /// Waits at most `wait` (watchdog lease). False when not got in time (never
+  /// before `wait` has passed, unless this thread already holds it).
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
     return lock_.try_lock_for(wait);
@@ -92,22 +100,24 @@ class SimpleLock {
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::error_code& ec) {
     return lock_.try_lock_for(wait, ec);
   }
-  // Waits at most `wait`; holds with a fixed `lease` (no watchdog).
+  ///@}
+  /// Waits at most `wait`; holds with a fixed `lease` (no watchdog).
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                     std::chrono::milliseconds lease) {
     return lock_.try_lock_for(wait, lease);
   }
-  // `lease` nullopt is the watchdog lease; invalid_argument for a negative
-  // wait or a non-positive lease.
+  /// `lease` nullopt is the watchdog lease; invalid_argument for a negative
+  /// wait or a non-positive lease.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                     std::optional<std::chrono::milliseconds> lease,
                     std::error_code& ec) {
     return lock_.try_lock_for(wait, lease, ec);
   }
-  // Waits until `deadline` of any clock (watchdog lease); a deadline already
-  // passed makes one attempt.
+  ///@{
+  /// Waits until `deadline` of any clock (watchdog lease); a deadline already
+  /// passed makes one attempt.
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
     return lock_.try_lock_until(deadline);
@@ -117,48 +127,57 @@ class SimpleLock {
                       std::error_code& ec) {
     return lock_.try_lock_until(deadline, ec);
   }
-  // Releases this thread's hold (compare-and-delete). Never throws; does
-  // nothing when this thread does not hold it.
+  ///@}
+  /// Releases this thread's hold (compare-and-delete). Never throws; does
+  /// nothing when this thread does not hold it.
   void unlock() noexcept { lock_.unlock(); }
-  // As above, reporting: success only when the server deleted this thread's
-  // token; not_owner when this thread does not hold the lock (the key is left
-  // alone); lease_lost when the key no longer held this thread's token (it
-  // expired, possibly taken by another holder or a peer, whose key is left
-  // alone); timeout / connection_lost when no reply came (the release stays
-  // pending and is re-sent in the background, as Lock::unlock(ec) says).
+  /// As above, reporting: success only when the server deleted this thread's
+  /// token; not_owner when this thread does not hold the lock (the key is left
+  /// alone); lease_lost when the key no longer held this thread's token (it
+  /// expired, possibly taken by another holder or a peer, whose key is left
+  /// alone); timeout / connection_lost when no reply came (the release stays
+  /// pending and is re-sent in the background, as Lock::unlock(ec) says).
   void unlock(std::error_code& ec) noexcept { lock_.unlock(ec); }
 
-  // Whoever holds it (a peer included): deletes the key and wakes distlock's
-  // waiters. True when a key was deleted.
+  ///@{
+  /// Whoever holds it (a peer included): deletes the key and wakes distlock's
+  /// waiters. True when a key was deleted.
   bool force_unlock() { return lock_.force_unlock(); }
   bool force_unlock(std::error_code& ec) { return lock_.force_unlock(ec); }
+  ///@}
 
-  // Queries: one round trip each, reading the server. The error_code& forms
-  // return false / nullopt with ec set on failure.
-  //
-  // Held by anyone (the key exists, whatever wrote it).
+  ///@{
+  /// Queries: one round trip each, reading the server. The error_code& forms
+  /// return false / nullopt with ec set on failure.
+  ///
+  /// Held by anyone (the key exists, whatever wrote it).
   bool is_locked() const { return lock_.is_locked(); }
   bool is_locked(std::error_code& ec) const { return lock_.is_locked(ec); }
-  // Held by this thread: it has a local hold and the key holds its token.
+  ///@}
+  ///@{
+  /// Held by this thread: it has a local hold and the key holds its token.
   bool is_held_by_current_thread() const { return lock_.is_held_by_current_thread(); }
   bool is_held_by_current_thread(std::error_code& ec) const {
     return lock_.is_held_by_current_thread(ec);
   }
-  // The key's remaining TTL; nullopt when not locked; milliseconds::max()
-  // when the key has no expiry (a peer's key set without one).
+  ///@}
+  ///@{
+  /// The key's remaining TTL; nullopt when not locked; milliseconds::max()
+  /// when the key has no expiry (a peer's key set without one).
   std::optional<std::chrono::milliseconds> remaining_ttl() const { return lock_.remaining_ttl(); }
   std::optional<std::chrono::milliseconds> remaining_ttl(std::error_code& ec) const {
     return lock_.remaining_ttl(ec);
   }
-  // This thread's local state only: no I/O, never throw.
-  // This thread's fencing token while it holds a fenced simple lock.
+  ///@}
+  /// This thread's local state only: no I/O, never throw.
+  /// This thread's fencing token while it holds a fenced simple lock.
   std::optional<std::uint64_t> fencing_token() const { return lock_.fencing_token(); }
-  // Requested when this thread's lease is lost; a never-requested token when
-  // it does not hold the lock.
+  /// Requested when this thread's lease is lost; a never-requested token when
+  /// it does not hold the lock.
   std::stop_token stop_token() const { return lock_.stop_token(); }
-  // Whether this thread's lease is still held (not lost, deadline not passed).
+  /// Whether this thread's lease is still held (not lost, deadline not passed).
   bool lease_valid() const { return lock_.lease_valid(); }
-  // This thread's lease deadline on the steady clock; nullopt when not held.
+  /// This thread's lease deadline on the steady clock; nullopt when not held.
   std::optional<std::chrono::steady_clock::time_point> lease_deadline() const {
     return lock_.lease_deadline();
   }
@@ -168,13 +187,18 @@ class SimpleLock {
   // A Lease is one acquisition with its own token, movable between threads;
   // errors, waits and leases as for Lock's forms of the same name.
 
-  // Blocks until held; renewed by the watchdog.
+  ///@{
+  /// Blocks until held; renewed by the watchdog.
   Lease acquire() { return lock_.acquire(); }
   Lease acquire(std::error_code& ec) { return lock_.acquire(ec); }
-  // One attempt; nullopt when someone else holds it.
+  ///@}
+  ///@{
+  /// One attempt; nullopt when someone else holds it.
   std::optional<Lease> try_acquire() { return lock_.try_acquire(); }
   std::optional<Lease> try_acquire(std::error_code& ec) { return lock_.try_acquire(ec); }
-  // Waits at most `wait`; nullopt when not got in time.
+  ///@}
+  ///@{
+  /// Waits at most `wait`; nullopt when not got in time.
   template <class Rep, class Period>
   std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait) {
     return lock_.try_acquire_for(wait);
@@ -184,7 +208,9 @@ class SimpleLock {
                                        std::error_code& ec) {
     return lock_.try_acquire_for(wait, ec);
   }
-  // With a fixed `lease` (no watchdog).
+  ///@}
+  ///@{
+  /// With a fixed `lease` (no watchdog).
   template <class Rep, class Period>
   std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
                                        std::chrono::milliseconds lease) {
@@ -196,26 +222,32 @@ class SimpleLock {
                                        std::error_code& ec) {
     return lock_.try_acquire_for(wait, lease, ec);
   }
+  ///@}
 
-  // Acquire without blocking a thread, exactly as Lock::async_acquire and
-  // Lock::async_try_acquire_for (returns at once; the handler runs exactly
-  // once, never inside the call; per-operation cancellation ends the wait
-  // with operation_aborted and leaves no key). Defined in
-  // <distlock/simple_lock_async.hpp>.
+  ///@{
+  /// Acquire without blocking a thread, exactly as Lock::async_acquire and
+  /// Lock::async_try_acquire_for (returns at once; the handler runs exactly
+  /// once, never inside the call; per-operation cancellation ends the wait
+  /// with operation_aborted and leaves no key). Defined in
+  /// <distlock/simple_lock_async.hpp>.
   template <class Token>
   auto async_acquire(Token&& token);
   template <class Rep, class Period, class Token>
   auto async_try_acquire_for(const std::chrono::duration<Rep, Period>& wait, Token&& token);
+  ///@}
 
+  /// The name it was made with.
   const std::string& name() const noexcept { return lock_.name(); }
+  /// True when made by Client::fenced_simple_lock(): acquires hand out fencing
+  /// tokens.
   bool fenced() const noexcept { return lock_.fenced(); }
 
-  // Made by Client::simple_lock() / Client::fenced_simple_lock(). Throws
-  // Error(invalid_argument) for an empty or oversized name.
+  /// Made by Client::simple_lock() / Client::fenced_simple_lock(). Throws
+  /// Error(invalid_argument) for an empty or oversized name.
   SimpleLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced);
 
-  // The same lock as a Lock handle (every member behaves as described here:
-  // hold_count() is 1 or 0).
+  /// The same lock as a Lock handle (every member behaves as described here:
+  /// hold_count() is 1 or 0).
   const Lock& as_lock() const noexcept { return lock_; }
 
  private:

@@ -1,5 +1,6 @@
-// SimpleLock's asynchronous acquire with Asio completion tokens. Including
-// this header brings in Asio; <distlock/simple_lock.hpp> alone does not.
+/// \file
+/// SimpleLock's asynchronous acquire with Asio completion tokens. Including
+/// this header brings in Asio; <distlock/simple_lock.hpp> alone does not.
 #pragma once
 
 #include <utility>
