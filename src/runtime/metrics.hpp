@@ -54,9 +54,15 @@ class Metrics {
     held_now_.fetch_add(1, std::memory_order_relaxed);
 #endif
   }
-  void hold_ended([[maybe_unused]] MetricPrimitive p, [[maybe_unused]] Duration held) noexcept {
+  // A holding stopped being held: released, or lost (then it is observed
+  // in the hold histogram only when its holder releases it).
+  void hold_left() noexcept {
 #if DISTLOCK_METRICS
     held_now_.fetch_sub(1, std::memory_order_relaxed);
+#endif
+  }
+  void hold_ended([[maybe_unused]] MetricPrimitive p, [[maybe_unused]] Duration held) noexcept {
+#if DISTLOCK_METRICS
     kinds_[static_cast<std::size_t>(p)].hold.observe(held);
 #endif
   }
@@ -98,7 +104,10 @@ class Metrics {
 // The metrics part of one holding (a member of LeaseState). start() on the
 // I/O thread when its first acquire is confirmed, before LeaseState::active
 // is set; end() once, by whoever releases it (Watchdog::remove); lost() by
-// LeaseState::mark_lost. A holding never started records nothing.
+// LeaseState::mark_lost. A holding never started records nothing. It counts
+// in the held gauge from start() until the first of end() and lost(): a
+// lease lost (a Client closed while holding included) is not held, even while
+// its handle still exists.
 class HoldRecord {
  public:
   // `since`: when the acquire that made the holding was sent.
@@ -111,12 +120,16 @@ class HoldRecord {
   void end() noexcept {
 #if DISTLOCK_METRICS
     if (sink_ && !ended_.exchange(true)) {
+      leave();
       sink_->hold_ended(kind_, std::chrono::steady_clock::now() - since_);
     }
 #endif
   }
   void lost(LeaseLostEvent::Reason reason) noexcept {
-    if (sink_) sink_->lost(reason);
+    if (sink_) {
+      sink_->lost(reason);
+      leave();
+    }
   }
   // For the long-hold warning (set even when metrics are compiled out).
   std::chrono::steady_clock::time_point since() const noexcept {
@@ -124,10 +137,15 @@ class HoldRecord {
   }
 
  private:
+  void leave() noexcept {
+    if (!left_.exchange(true)) sink_->hold_left();
+  }
+
   Metrics* sink_ = nullptr;
   MetricPrimitive kind_ = MetricPrimitive::lock;
   std::chrono::steady_clock::time_point since_{};
   std::atomic<bool> ended_{false};
+  std::atomic<bool> left_{false};
 };
 
 }  // namespace distlock::runtime

@@ -182,7 +182,7 @@ void write_leases(Writer& w, const MetricsSnapshot& s) {
   w.family("distlock_commands_in_flight", "gauge",
            "Commands queued or awaiting their reply on the data connection.");
   w.sample("distlock_commands_in_flight", "", s.commands_in_flight);
-  w.family("distlock_held", "gauge", "Holdings acquired and not yet released.");
+  w.family("distlock_held", "gauge", "Holdings held now: acquired, not released, not lost.");
   w.sample("distlock_held", "", s.held_now);
 }
 

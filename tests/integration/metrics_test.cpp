@@ -135,10 +135,26 @@ TEST(Metrics, ALeaseWhoseKeyIsFlushedCountsOneLossTakenAndOneFailedRenewal) {
   const auto taken = static_cast<std::size_t>(LeaseLostEvent::Reason::taken);
   EXPECT_EQ(s.leases_lost, (std::array<std::uint64_t, 3>{0, 1, 0})) << "reason index " << taken;
   EXPECT_EQ(s.renewals_failed, 1u);
-  EXPECT_EQ(s.held_now, 1) << "lost, but not yet released by its holder";
+  EXPECT_EQ(s.held_now, 0) << "a lost lease is not held, even before its holder lets go";
+  EXPECT_EQ(s.of(MetricPrimitive::lock).hold.count, 0u) << "observed when its holder lets go";
   std::error_code ec;
   lock.unlock(ec);
-  EXPECT_EQ(client.metrics().held_now, 0);
+  EXPECT_EQ(client.metrics().held_now, 0) << "not counted out twice";
+  EXPECT_EQ(client.metrics().of(MetricPrimitive::lock).hold.count, 1u);
+}
+
+TEST(Metrics, ClosingAClientWhileItHoldsLeavesNothingHeldAndCountsTheLosses) {
+  RedisServer server;
+  Client client(options_for(server));
+  Lock lock = client.lock("metrics:close");
+  Lease lease = client.lock("metrics:close-lease").acquire();
+  lock.lock();
+  ASSERT_EQ(client.metrics().held_now, 2);
+  client.close();
+  const MetricsSnapshot s = client.metrics();
+  EXPECT_EQ(s.held_now, 0);
+  const auto closed = static_cast<std::size_t>(LeaseLostEvent::Reason::client_closed);
+  EXPECT_EQ(s.leases_lost[closed], 2u);
 }
 
 TEST(Metrics, PrometheusTextOfAClientParsesAndShowsItsCounts) {
