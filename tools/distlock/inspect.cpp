@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <set>
+#include <sstream>
 
 namespace distlock::cli {
 namespace {
@@ -175,8 +176,9 @@ std::optional<Entry> inspect_key(Client& client, const std::string& key) {
   return e;
 }
 
-std::vector<std::string> scan_keys(Client& client, const std::string& pattern) {
-  std::set<std::string> keys;
+namespace {
+
+void scan_into(Client& client, const std::string& pattern, std::set<std::string>& keys) {
   std::string cursor = "0";
   do {
     const Value reply = client.command("SCAN", cursor, "MATCH", pattern, "COUNT", 1000);
@@ -184,6 +186,58 @@ std::vector<std::string> scan_keys(Client& client, const std::string& pattern) {
     cursor = parts.at(0).as_string();
     for (const auto& k : parts.at(1).as_array()) keys.insert(k.as_string());
   } while (cursor != "0");
+}
+
+// host:port of every master that serves slots, from CLUSTER NODES lines
+// "<id> <ip:port@cport[,hostname]> <flags> <master> <ping> <pong> <epoch>
+// <link> <slot>...".
+std::vector<std::pair<std::string, std::uint16_t>> cluster_masters(Client& client) {
+  std::vector<std::pair<std::string, std::uint16_t>> out;
+  std::istringstream lines(client.command("CLUSTER", "NODES").as_string());
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    std::vector<std::string> f;
+    for (std::string w; words >> w;) f.push_back(w);
+    if (f.size() < 9) continue;  // no slots
+    const std::string& flags = f[2];
+    if (flags.find("master") == std::string::npos || flags.find("fail") != std::string::npos ||
+        flags.find("noaddr") != std::string::npos) {
+      continue;
+    }
+    const std::string address = f[1].substr(0, f[1].find('@'));
+    const auto colon = address.rfind(':');
+    if (colon == std::string::npos) continue;
+    std::string host = address.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    if (host.empty()) host = client.options().host;
+    out.emplace_back(host, static_cast<std::uint16_t>(std::stoi(address.substr(colon + 1))));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> KeyScanner::keys(const std::string& pattern) {
+  std::set<std::string> keys;
+  if (client_.options().deployment != ClientOptions::Deployment::cluster) {
+    scan_into(client_, pattern, keys);
+    return {keys.begin(), keys.end()};
+  }
+  for (const auto& [host, port] : cluster_masters(client_)) {
+    const std::string id = host + ":" + std::to_string(port);
+    auto node = nodes_.find(id);
+    if (node == nodes_.end()) {
+      ClientOptions o = client_.options();
+      o.deployment = ClientOptions::Deployment::standalone;
+      o.seeds.clear();
+      o.host = host;
+      o.port = port;
+      node = nodes_.emplace(id, Client(std::move(o))).first;
+    }
+    scan_into(node->second, pattern, keys);
+  }
   return {keys.begin(), keys.end()};
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,8 +48,20 @@ Entry inspect_name(Client& client, const std::string& name);
 // not look like any distlock primitive.
 std::optional<Entry> inspect_key(Client& client, const std::string& key);
 // Every key matching `pattern`, via SCAN MATCH/COUNT (never KEYS), sorted,
-// without duplicates. Throws Error when Redis fails.
-std::vector<std::string> scan_keys(Client& client, const std::string& pattern);
+// without duplicates, on every master: the one master of a standalone or
+// Sentinel deployment; under Cluster, each master that CLUSTER NODES lists
+// with slots, through a connection of its own (the Client's credentials and
+// TLS), kept for the next call (top scans every interval). Throws Error when
+// Redis fails.
+class KeyScanner {
+ public:
+  explicit KeyScanner(Client& client) : client_(client) {}
+  std::vector<std::string> keys(const std::string& pattern);
+
+ private:
+  Client& client_;
+  std::map<std::string, Client> nodes_;  // "host:port" -> its connection
+};
 
 // "prefix:{name}", or "prefix:name" when the name has a '{' (Redisson's
 // prefixName rule, which every layout above follows).

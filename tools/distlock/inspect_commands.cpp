@@ -48,7 +48,8 @@ int list_command(const InspectOptions& o) {
   try {
     std::string out = o.json ? "[" : "";
     bool first = true;
-    for (const std::string& key : scan_keys(*client, o.pattern)) {
+    KeyScanner scanner(*client);
+    for (const std::string& key : scanner.keys(o.pattern)) {
       const auto e = inspect_key(*client, key);
       if (!e) continue;
       if (o.json) {

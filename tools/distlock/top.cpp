@@ -109,12 +109,13 @@ int top_command(const InspectOptions& o) {
   if (!client) return code;
   std::map<std::string, Seen> seen;
   try {
+    KeyScanner scanner(*client);
     Terminal terminal;
     for (;;) {
       const auto now = std::chrono::steady_clock::now();
       std::vector<std::vector<std::string>> rows{
           {"NAME", "KIND", "HOLDER", "HELD FOR", "TTL", "WAITERS", "ACQ/S"}};
-      for (const std::string& key : scan_keys(*client, o.pattern)) {
+      for (const std::string& key : scanner.keys(o.pattern)) {
         if (const auto e = inspect_key(*client, key)) rows.push_back(row(*e, seen[key], now));
       }
       std::cout << render(rows, title(o, rows.size() - 1), terminal.rows(), terminal.columns())
