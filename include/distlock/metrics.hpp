@@ -30,9 +30,10 @@ enum class MetricPrimitive : std::uint8_t {
   semaphore,     ///< Semaphore: acquire() and acquire_permit()
   latch,         ///< Latch: waiting for it to open
   rate_limiter,  ///< RateLimiter: acquiring tokens
+  redlock,       ///< RedlockLock (in RedlockGroup::metrics(), never a Client's)
 };
 /// How many MetricPrimitive values there are.
-inline constexpr std::size_t kMetricPrimitives = 8;
+inline constexpr std::size_t kMetricPrimitives = 9;
 
 /// How an acquire ended (label `outcome`).
 enum class AcquireResult : std::uint8_t {

@@ -1,6 +1,7 @@
 /// \file
 /// A tiny HTTP endpoint for Prometheus (issue 14): GET /metrics answers
-/// prometheus_text(client) with Content-Type "text/plain; version=0.0.4".
+/// prometheus_text() of a Client or a RedlockGroup with Content-Type
+/// "text/plain; version=0.0.4".
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 namespace distlock {
 
 class Client;
+class RedlockGroup;
 
 /// Listens on `host`:`port` and serves, on its own thread, each connection one
 /// HTTP/1.1 response and then closes it (Connection: close):
@@ -35,6 +37,13 @@ class MetricsServer {
   /// system's code when it cannot listen there (address in use, no
   /// permission).
   explicit MetricsServer(const Client& client,
+                         std::string host = "127.0.0.1",
+                         std::uint16_t port = 0,
+                         PrometheusOptions options = {});
+  /// The same endpoint for a RedlockGroup's metrics (RedlockGroup::metrics());
+  /// it keeps the group's shared state alive. Throws as above (a moved-from
+  /// group is invalid_argument).
+  explicit MetricsServer(const RedlockGroup& group,
                          std::string host = "127.0.0.1",
                          std::uint16_t port = 0,
                          PrometheusOptions options = {});

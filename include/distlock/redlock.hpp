@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "distlock/lease.hpp"
+#include "distlock/metrics.hpp"
 
 namespace distlock {
 
@@ -371,7 +372,18 @@ class RedlockGroup {
   /// True once close() was called.
   bool closed() const noexcept;
 
+  /// What this group's locks have done so far, as Client::metrics() (a copy
+  /// of relaxed atomic counters; any thread; never blocks on I/O): acquires
+  /// and their waits, holds, extensions (`renewals_ok` / `renewals_failed`:
+  /// one per hold per extension round), leases lost by reason, held_now,
+  /// all under MetricPrimitive::redlock; reconnects and commands_in_flight
+  /// summed over the nodes' connections. client_id is empty. Render it with
+  /// prometheus_text(group.metrics()) or serve it with MetricsServer. A
+  /// moved-from group gives an empty snapshot.
+  MetricsSnapshot metrics() const;
+
  private:
+  friend class MetricsServer;
   std::shared_ptr<sync::RedlockCore> core_;
 };
 

@@ -6,8 +6,8 @@ namespace distlock {
 
 std::string_view to_string(MetricPrimitive p) noexcept {
   static constexpr std::array<std::string_view, kMetricPrimitives> kNames = {
-      "lock",        "fair_lock", "read_lock", "write_lock",
-      "simple_lock", "semaphore", "latch",     "rate_limiter"};
+      "lock",      "fair_lock", "read_lock",    "write_lock", "simple_lock",
+      "semaphore", "latch",     "rate_limiter", "redlock"};
   return kNames[static_cast<std::size_t>(p)];
 }
 

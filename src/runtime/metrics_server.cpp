@@ -9,6 +9,8 @@
 #include "client_impl.hpp"
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
+#include "distlock/redlock.hpp"
+#include "sync/redlock_core.hpp"
 
 namespace distlock {
 namespace {
@@ -143,6 +145,19 @@ MetricsServer::MetricsServer(const Client& client,
   (void)prometheus_text(MetricsSnapshot{}, options);
   auto render = [impl = std::move(impl), options = std::move(options)] {
     return prometheus_text(impl->metrics_snapshot(), options);
+  };
+  impl_ = std::make_unique<Impl>(std::move(render), std::move(host), port);
+}
+
+MetricsServer::MetricsServer(const RedlockGroup& group,
+                             std::string host,
+                             std::uint16_t port,
+                             PrometheusOptions options) {
+  std::shared_ptr<sync::RedlockCore> core = group.core_;
+  if (!core) throw Error(errc::invalid_argument, "MetricsServer: the RedlockGroup was moved from");
+  (void)prometheus_text(MetricsSnapshot{}, options);
+  auto render = [core = std::move(core), options = std::move(options)] {
+    return prometheus_text(core->metrics_snapshot(), options);
   };
   impl_ = std::make_unique<Impl>(std::move(render), std::move(host), port);
 }

@@ -65,6 +65,7 @@ RedlockOutcome RedlockCore::attempt(const std::string& name,
   if (yes >= q && RedlockClock::now() < sent + holding->believed) {
     holding->renewal_sent(sent);
     holding->confirm(sent);
+    holding->hold_record.start(metrics, MetricPrimitive::redlock, sent);
     holding->active = true;
     watch(holding);  // extended, or (a fixed lease) marked lost when it runs out
     return {holding, {}, {}};
@@ -82,15 +83,26 @@ RedlockOutcome RedlockCore::attempt(const std::string& name,
 RedlockOutcome RedlockCore::acquire(const std::string& name,
                                     std::optional<std::chrono::milliseconds> lease,
                                     std::optional<RedlockClock::time_point> deadline) {
+  const auto started = std::chrono::steady_clock::now();
+  bool waited = false;  // an attempt failed and another followed
+  const auto done = [&](RedlockOutcome outcome) {
+    const AcquireResult result = outcome.holding ? AcquireResult::acquired
+                                 : outcome.ec    ? AcquireResult::failed
+                                                 : AcquireResult::not_acquired;
+    metrics.acquire(MetricPrimitive::redlock, result, waited, started);
+    return outcome;
+  };
+  const auto closed_outcome = [] {
+    return RedlockOutcome{nullptr, make_error_code(errc::closed), "the RedlockGroup is closed"};
+  };
   while (true) {
-    if (closed()) return {nullptr, make_error_code(errc::closed), "the RedlockGroup is closed"};
+    if (closed()) return done(closed_outcome());
     RedlockOutcome outcome = attempt(name, lease);
-    if (outcome.holding || outcome.ec) return outcome;
-    if (deadline && RedlockClock::now() >= *deadline) return {};
-    if (!sleep_before_retry(deadline)) {
-      return {nullptr, make_error_code(errc::closed), "the RedlockGroup is closed"};
-    }
-    if (deadline && RedlockClock::now() >= *deadline) return {};
+    if (outcome.holding || outcome.ec) return done(std::move(outcome));
+    if (deadline && RedlockClock::now() >= *deadline) return done({});
+    waited = true;
+    if (!sleep_before_retry(deadline)) return done(closed_outcome());
+    if (deadline && RedlockClock::now() >= *deadline) return done({});
   }
 }
 
@@ -116,6 +128,7 @@ std::vector<NodeAnswer> RedlockCore::release_everywhere(const std::string& name,
 
 std::error_code RedlockCore::release(const std::shared_ptr<RedlockHolding>& holding) {
   if (holding->released.exchange(true)) return {};
+  holding->hold_record.end();
   unwatch(holding.get());
   const bool lost_before = holding->lost();
   if (closed()) return errc::closed;

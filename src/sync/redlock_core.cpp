@@ -137,6 +137,16 @@ std::shared_ptr<RedlockHolding> RedlockCore::take_thread_hold(const std::string&
   return holding;
 }
 
+MetricsSnapshot RedlockCore::metrics_snapshot() const {
+  MetricsSnapshot s = metrics.snapshot();
+  for (const auto& node : nodes_) {
+    const MetricsSnapshot n = node->metrics_snapshot();
+    s.reconnects += n.reconnects;
+    s.commands_in_flight += n.commands_in_flight;
+  }
+  return s;
+}
+
 bool RedlockCore::closed() const noexcept {
   std::lock_guard lock(mutex_);
   return closed_;

@@ -20,6 +20,7 @@
 
 #include "distlock/redlock.hpp"
 #include "runtime/lease_state.hpp"
+#include "runtime/metrics.hpp"
 #include "sync/redlock_ballot.hpp"
 
 namespace distlock::detail {
@@ -89,6 +90,11 @@ class RedlockCore : public std::enable_shared_from_this<RedlockCore> {
   // attempts and closes the nodes. Idempotent.
   void close() noexcept;
   bool closed() const noexcept;
+
+  // The group's metrics (MetricPrimitive::redlock) and a snapshot of them
+  // with the nodes' reconnects and commands in flight added. Any thread.
+  runtime::Metrics metrics;
+  MetricsSnapshot metrics_snapshot() const;
 
  private:
   // One attempt: the fan-out, the count, the validity check, and the

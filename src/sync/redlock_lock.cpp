@@ -90,6 +90,10 @@ const RedlockOptions& RedlockGroup::options() const noexcept {
   return core_ ? core_->options : defaults;
 }
 
+MetricsSnapshot RedlockGroup::metrics() const {
+  return core_ ? core_->metrics_snapshot() : MetricsSnapshot{};
+}
+
 void RedlockGroup::close() noexcept {
   if (core_) core_->close();
 }

@@ -114,8 +114,10 @@ void RedlockCore::extend(const std::vector<std::shared_ptr<RedlockHolding>>& due
     if (p.holding->released.load()) continue;
     if (yes >= q && RedlockClock::now() < p.sent + p.holding->believed) {
       p.holding->confirm(p.sent);
+      metrics.renewals(true, 1);
       continue;
     }
+    metrics.renewals(false, 1);
     // Below a majority the hold is gone for good as far as Redlock can
     // tell: say so now rather than at the deadline.
     lose(p.holding, gone > n - q ? LeaseLostEvent::Reason::taken : LeaseLostEvent::Reason::expired);
