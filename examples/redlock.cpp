@@ -37,6 +37,13 @@ int main(int argc, char** argv) {
       std::printf("report lease valid for %lld ms\n",
                   static_cast<long long>(lease->remaining().count()));
     }
+    // The group counts its own acquires, holds and extensions (no Client):
+    // render with prometheus_text(group.metrics()) or serve with MetricsServer.
+    const distlock::MetricsSnapshot m = group.metrics();
+    std::printf(
+        "redlock acquires: %llu\n",
+        static_cast<unsigned long long>(m.of(distlock::MetricPrimitive::redlock)
+                                            .acquires_of(distlock::AcquireResult::acquired)));
     return 0;
   } catch (const distlock::Error& e) {
     std::fprintf(stderr, "distlock: %s\n", e.what());

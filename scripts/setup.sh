@@ -20,6 +20,8 @@ packages=(
   python3 python3-redis
   # distlock top's test drives it in a real terminal.
   tmux
+  # The metrics tests fetch /metrics over HTTP.
+  curl
   # The API reference (cmake --build build --target docs).
   doxygen
 )
