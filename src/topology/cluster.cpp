@@ -32,9 +32,14 @@ std::string encoded(std::initializer_list<std::string_view> args) {
   return payload;
 }
 
-bool is_unknown_subcommand(const Value& reply) {
-  return reply.is_error() && (reply.as_string().find("nknown subcommand") != std::string::npos ||
-                              reply.as_string().find("nknown command") != std::string::npos);
+// CLUSTER SHARDS refused in a way that CLUSTER SLOTS may not be: a server
+// older than 7.0 does not know it, and an ACL may allow cluster|slots but not
+// cluster|shards (NOPERM), as some managed services do.
+bool slots_instead(const Value& reply) {
+  if (!reply.is_error()) return false;
+  const std::string& e = reply.as_string();
+  return e.find("nknown subcommand") != std::string::npos ||
+         e.find("nknown command") != std::string::npos || e.starts_with("NOPERM");
 }
 
 std::string address(const std::string& host, std::uint16_t port) {
@@ -281,7 +286,7 @@ void Cluster::connect() {
     }
     bool shards = true;
     Value reply = ask_blocking(*conn, "SHARDS", ec);
-    if (!ec && is_unknown_subcommand(reply)) {
+    if (!ec && slots_instead(reply)) {
       shards = false;
       reply = ask_blocking(*conn, "SLOTS", ec);
     }
@@ -406,7 +411,7 @@ void Cluster::refresh() {
 
 void Cluster::ask(net::Connection& c, bool shards) {
   auto* done = new OnReply([this, &c, shards](std::error_code ec, Value reply) {
-    if (!ec && shards && is_unknown_subcommand(reply)) return ask(c, false);
+    if (!ec && shards && slots_instead(reply)) return ask(c, false);
     on_map(ec, reply, shards);
   });
   if (c.submit(encoded({"CLUSTER", shards ? "SHARDS" : "SLOTS"}), 1, done)) {

@@ -336,6 +336,34 @@ TEST(Cluster, UnreachableSeedsFailWithAClearErrorNamingThem) {
   }
 }
 
+TEST(Cluster, AUserDeniedClusterShardsGetsTheSlotMapFromClusterSlots) {
+  RedisCluster cluster;
+  for (const RedisServer* node : cluster.nodes()) {
+    node->cli(
+        {"ACL", "SETUSER", "app", "on", ">app-secret", "~*", "&*", "+@all", "-cluster|shards"});
+  }
+  ClientOptions o = cluster_options(cluster);
+  o.username = "app";
+  o.password = "app-secret";
+  Client client(o);
+  for (int shard = 0; shard < RedisCluster::kShards; ++shard) {
+    const std::string n = name_in_shard(shard, "acl-");
+    SCOPED_TRACE("shard " + std::to_string(shard) + " name " + n);
+    Lease lease = client.lock(n).acquire();
+    EXPECT_TRUE(lease.valid());
+    EXPECT_EQ(cluster.masters()[static_cast<std::size_t>(shard)]->cli({"EXISTS", n}), "1");
+    lease.release();
+  }
+  long long slots_calls = 0;
+  for (const RedisServer* node : cluster.nodes()) {
+    const std::string stats = node->cli({"INFO", "commandstats"});
+    const std::string field = "cmdstat_cluster|slots:calls=";
+    const auto at = stats.find(field);
+    if (at != std::string::npos) slots_calls += std::stoll(stats.substr(at + field.size()));
+  }
+  EXPECT_GT(slots_calls, 0) << "the map came from CLUSTER SLOTS";
+}
+
 TEST(Cluster, ASeedThatIsNotAClusterNodeIsRefusedAsSuch) {
   RedisServer plain;
   try {
