@@ -27,25 +27,8 @@ if [[ $cores -ge 2 ]]; then
   server_pin=(taskset -c 0)
   client_pin=(taskset -c "1-$((cores - 1))")
 fi
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-work=$(mktemp -d /tmp/distlock-metrics-cost-XXXXXX)
-server_pid=""
-cleanup() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-"${server_pin[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-  --dir "$work" --logfile "$work/redis.log" &
-server_pid=$!
-for _ in $(seq 100); do
-  redis-cli -p "$port" ping >/dev/null 2>&1 && break
-  sleep 0.05
-done
-redis-cli -p "$port" ping >/dev/null
+source scripts/lib/local_redis.sh
+start_local_redis "${server_pin[@]}"
 
 run() {  # build-dir label
   "${client_pin[@]}" "$1/bench/distlock-bench" uncontended --port "$port" --seconds "$seconds" \

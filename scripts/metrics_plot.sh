@@ -17,24 +17,8 @@ workload=$build/bench/metrics_workload
 [[ -x $workload ]] || { echo "build $workload first (cmake --build $build --target metrics_workload)" >&2; exit 1; }
 command -v gnuplot >/dev/null || { echo "gnuplot is missing: scripts/setup.sh --bench" >&2; exit 1; }
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-work=$(mktemp -d /tmp/distlock-metrics-XXXXXX)
-server_pid=""
-cleanup() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-  --dir "$work" --logfile "$work/redis.log" &
-server_pid=$!
-for _ in $(seq 100); do
-  redis-cli -p "$port" ping >/dev/null 2>&1 && break
-  sleep 0.05
-done
+source scripts/lib/local_redis.sh
+start_local_redis
 
 prom=bench/results/$(date -u +%F)-metrics.prom
 "$workload" --port "$port" --seconds "$seconds" --threads 16 --names 4 --hold-max-ms 20 >"$prom"
