@@ -66,13 +66,8 @@ dlb="$build/bench/distlock-bench"
 ct="$build/bench/client_throughput"
 
 # --- Server ------------------------------------------------------------------
-cores=$(nproc)
-server_pin=() client_pin=()
-if [[ $cores -ge 2 ]]; then
-  server_pin=(taskset -c 0)
-  client_pin=(taskset -c "1-$((cores - 1))")
-fi
 source scripts/lib/local_redis.sh
+split_cores
 start_local_redis "${server_pin[@]}"
 cli() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }
 

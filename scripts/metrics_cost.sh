@@ -21,13 +21,8 @@ cmake -S . -B build-nometrics -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDISTL
   -DDISTLOCK_BUILD_TESTS=OFF -DDISTLOCK_BUILD_EXAMPLES=OFF -DDISTLOCK_BUILD_TOOLS=OFF >/dev/null
 cmake --build build-nometrics --target distlock-bench
 
-cores=$(nproc)
-server_pin=() client_pin=()
-if [[ $cores -ge 2 ]]; then
-  server_pin=(taskset -c 0)
-  client_pin=(taskset -c "1-$((cores - 1))")
-fi
 source scripts/lib/local_redis.sh
+split_cores
 start_local_redis "${server_pin[@]}"
 
 run() {  # build-dir label

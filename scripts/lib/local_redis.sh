@@ -4,6 +4,18 @@
 # `work` (the directory, free for the caller's files too) and `server_pid`,
 # returns once the server answers PING, and installs an EXIT trap that stops
 # the server by pid and removes the directory.
+#
+# `split_cores` sets `cores`, and `server_pin` / `client_pin` (taskset
+# prefixes: the server on core 0, clients on the rest; empty on one core).
+split_cores() {
+  cores=$(nproc)
+  server_pin=() client_pin=()
+  if [[ $cores -ge 2 ]]; then
+    server_pin=(taskset -c 0)
+    client_pin=(taskset -c "1-$((cores - 1))")
+  fi
+}
+
 start_local_redis() {
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   work=$(mktemp -d /tmp/distlock-redis-XXXXXX)
