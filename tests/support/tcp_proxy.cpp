@@ -109,12 +109,18 @@ struct TcpProxy::Loop {
     const auto now = Clock::now();
     while (!d.queue.empty() && due(d.queue.front(), now)) {
       Chunk& c = d.queue.front();
-      const ssize_t n =
-          ::send(d.to, c.bytes.data() + c.offset, c.bytes.size() - c.offset, MSG_NOSIGNAL);
+      const std::size_t len = c.bytes.size() - c.offset;
+      // Counted as forwarded before the send: once the peer has the bytes
+      // (and a test sees their effect) pending_bytes() must not still show
+      // them. What did not go out is counted back.
+      proxy.pending_ -= len;
+      if (upward) proxy.forwarded_up_ += len;
+      const ssize_t n = ::send(d.to, c.bytes.data() + c.offset, len, MSG_NOSIGNAL);
+      const std::size_t sent = n < 0 ? 0 : static_cast<std::size_t>(n);
+      proxy.pending_ += len - sent;
+      if (upward) proxy.forwarded_up_ -= len - sent;
       if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-      c.offset += static_cast<std::size_t>(n);
-      proxy.pending_ -= static_cast<std::size_t>(n);
-      if (upward) proxy.forwarded_up_ += static_cast<std::size_t>(n);
+      c.offset += sent;
       if (c.offset == c.bytes.size()) d.queue.pop_front();
     }
     return true;
