@@ -76,6 +76,9 @@ TEST(Redlock, ExtensionFindingTheTokenGoneOnAMajoritySignalsTaken) {
   RedlockGroup group(m.uris(), o);
   RedlockLock lock = group.lock("rl:gone");
   lock.lock();
+  // Deleted only once every node has it: a SET still in flight would land
+  // after the DEL and leave the token on a majority.
+  ASSERT_FALSE(m.settled_token("rl:gone", 5).empty());
   for (std::size_t i : {0u, 2u, 3u}) m.admin[i]->command("DEL", "rl:gone");
   ASSERT_TRUE(wait_for_stop(lock.stop_token(), 20s));
   EXPECT_EQ(taken.load(), 1);

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "distlock/distlock.hpp"
@@ -45,6 +46,23 @@ struct Masters {
       if (servers[i]->running() && value(i, key) == token) ++n;
     }
     return n;
+  }
+  // An acquire returns once a majority answered; the other nodes' SETs may
+  // still be on their way. Waits (at most 10 s) until `n` running nodes hold
+  // `key` with one token and returns it ("" if that never happens).
+  std::string settled_token(const std::string& key, std::size_t n) const {
+    std::string token;
+    const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < bound) {
+      for (std::size_t i = 0; i < servers.size(); ++i) {
+        if (!servers[i]->running()) continue;
+        token = value(i, key);
+        if (!token.empty()) break;
+      }
+      if (!token.empty() && holding(key, token) == n) return token;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return "";
   }
   // How many running nodes have `key` at all (none may be paused).
   std::size_t with_key(const std::string& key) const {

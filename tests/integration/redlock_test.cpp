@@ -32,9 +32,8 @@ TEST(Redlock, ALockIsHeldOnEveryNodeWithOneTokenAndUnlockDeletesItEverywhere) {
   RedlockLock lock = group.lock("rl:all");
   lock.lock();
   ASSERT_TRUE(lock.is_held_by_current_thread());
-  const std::string token = token_on(m, 0, "rl:all");
-  EXPECT_EQ(token.size(), 32u) << "a 128-bit token in hex";
-  EXPECT_EQ(m.holding("rl:all", token), 5u);
+  const std::string token = m.settled_token("rl:all", 5);
+  EXPECT_EQ(token.size(), 32u) << "a 128-bit token in hex, on all five nodes";
   for (auto& a : m.admin) EXPECT_GT(a->command("PTTL", "rl:all").as_integer(), 0);
   std::error_code ec;
   lock.unlock(ec);
@@ -117,7 +116,7 @@ TEST(Redlock, StillAcquiresWithOneNodeKilled) {
   m.servers[4]->kill();
   RedlockLease lease = group.lock("rl:k1").acquire();
   EXPECT_TRUE(lease.valid());
-  EXPECT_EQ(m.holding("rl:k1", token_on(m, 0, "rl:k1")), 4u);
+  EXPECT_FALSE(m.settled_token("rl:k1", 4).empty()) << "one token on the four live nodes";
 }
 
 TEST(Redlock, StillAcquiresAndReleasesWithTwoNodesKilled) {
