@@ -58,6 +58,13 @@ TEST(Redlock, ExtensionWithAMajorityKilledSignalsTheLossAtOnce) {
   // The first extension (at a third of the lease) reaches two nodes of five.
   ASSERT_TRUE(wait_for_stop(lease.stop_token(), 20s));
   EXPECT_FALSE(lease.valid());
+  // The stop token is requested first, the callback runs right after it.
+  ASSERT_TRUE(eventually(
+      [&] {
+        std::lock_guard lock(mu);
+        return !events.empty();
+      },
+      10s));
   std::lock_guard lock(mu);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].name, "rl:ext3");
@@ -81,6 +88,8 @@ TEST(Redlock, ExtensionFindingTheTokenGoneOnAMajoritySignalsTaken) {
   ASSERT_FALSE(m.settled_token("rl:gone", 5).empty());
   for (std::size_t i : {0u, 2u, 3u}) m.admin[i]->command("DEL", "rl:gone");
   ASSERT_TRUE(wait_for_stop(lock.stop_token(), 20s));
+  // The stop token is requested first, the callback runs right after it.
+  ASSERT_TRUE(eventually([&] { return taken.load() > 0; }, 10s));
   EXPECT_EQ(taken.load(), 1);
   EXPECT_FALSE(lock.lease_valid());
   std::error_code ec;
