@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # Sourced by the benchmark scripts. `start_local_redis [PREFIX...]` starts a
 # redis-server (run under PREFIX, e.g. `taskset -c 0`) on a free 127.0.0.1
 # port, without persistence, in a new scratch directory; it sets `port`,

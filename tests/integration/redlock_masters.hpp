@@ -7,11 +7,11 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "distlock/distlock.hpp"
 #include "support/redis_server.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock::redlock_test {
 
@@ -52,17 +52,16 @@ struct Masters {
   // `key` with one token and returns it ("" if that never happens).
   std::string settled_token(const std::string& key, std::size_t n) const {
     std::string token;
-    const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < bound) {
-      for (std::size_t i = 0; i < servers.size(); ++i) {
-        if (!servers[i]->running()) continue;
-        token = value(i, key);
-        if (!token.empty()) break;
-      }
-      if (!token.empty() && holding(key, token) == n) return token;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return "";
+    const bool settled = test::eventually(
+        [&] {
+          token.clear();
+          for (std::size_t i = 0; i < servers.size() && token.empty(); ++i) {
+            if (servers[i]->running()) token = value(i, key);
+          }
+          return !token.empty() && holding(key, token) == n;
+        },
+        std::chrono::seconds(10));
+    return settled ? token : "";
   }
   // How many running nodes have `key` at all (none may be paused).
   std::size_t with_key(const std::string& key) const {
