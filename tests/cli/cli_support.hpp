@@ -95,12 +95,20 @@ class CliTest {
     return finish(r, bound);
   }
 
-  // A shell command that records "start <ns>" in `log`, waits for the file
-  // `gate` (when given), then records "end <ns>".
+  // A shell command that appends "start" to `log`, waits for the file `gate`
+  // (when given), then appends "end". The order of the lines is the order of
+  // the events: no clock is needed to tell an overlap.
   std::string recorded(const std::string& log, const std::string& gate = "") const {
-    std::string body = "echo start $(date +%s%N) >> " + log + "; ";
-    if (!gate.empty()) body += "while [ ! -e " + gate + " ]; do sleep 0.02; done; ";
-    return body + "echo end $(date +%s%N) >> " + log;
+    std::string body = "echo start >> " + log + "; ";
+    if (!gate.empty()) body += wait_for(gate);
+    return body + "echo end >> " + log;
+  }
+
+  // A shell loop that waits until `file` (in the scratch directory) exists.
+  // It also ends when the scratch directory is removed, so a command left
+  // running by a failed test ends with the test.
+  std::string wait_for(const std::string& file) const {
+    return "while [ ! -e " + file + " ] && [ -d " + dir_ + " ]; do sleep 0.02; done; ";
   }
 
  private:
@@ -115,5 +123,26 @@ class CliTest {
   std::string dir_;
   int runs_ = 0;
 };
+
+// Subscribers of `channel` (PUBSUB NUMSUB): each waiting process subscribes
+// once, however many threads wait.
+inline long long subscribers(const RedisServer& server, const std::string& channel) {
+  std::istringstream in(server.cli({"PUBSUB", "NUMSUB", channel}));
+  std::string name;
+  long long n = 0;
+  in >> name >> n;
+  return n;
+}
+
+// The script calls (EVALSHA) the server has run so far. A waiter that started
+// after `before` calls, is subscribed and has made `before + 2` (its first
+// attempt and the one after subscribing) is settled: from then on only a
+// message, or its fallback retry, wakes it.
+inline long long script_calls(const RedisServer& server) {
+  const std::string stats = server.cli({"INFO", "commandstats"});
+  const std::string field = "cmdstat_evalsha:calls=";
+  const auto at = stats.find(field);
+  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
+}
 
 }  // namespace distlock::test

@@ -23,9 +23,7 @@ class Inspect : public ::testing::Test, public CliTest {
     const std::string ready = path(name + ".held");
     std::vector<std::string> args{"run", name, "--uri", uri_};
     args.insert(args.end(), extra.begin(), extra.end());
-    args.insert(args.end(),
-                {"--", "sh", "-c",
-                 "touch " + ready + "; while [ ! -e " + path("go") + " ]; do sleep 0.02; done"});
+    args.insert(args.end(), {"--", "sh", "-c", "touch " + ready + "; " + wait_for(path("go"))});
     ToolRun r = start(args);
     EXPECT_TRUE(eventually([&] { return file_exists(ready); }, seconds(20)));
     return r;
