@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "support/process.hpp"
@@ -51,7 +53,11 @@ inline void touch(const std::string& path) {
 class CliTest {
  public:
   CliTest() : dir_(make_temp_dir("distlock-cli-")) {}
-  ~CliTest() { run_capture({"rm", "-rf", dir_}, std::chrono::seconds(10)); }
+  // Removes the scratch directory; never throws (a destructor).
+  ~CliTest() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
 
   // A path inside the scratch directory.
   std::string path(const std::string& name) const { return dir_ + "/" + name; }
