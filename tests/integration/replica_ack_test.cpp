@@ -91,8 +91,8 @@ ClientOptions acking(const RedisServer& master,
 // the link tells an acquire that waits from one that does not.)
 TEST(ReplicaAck, AnAcquireReturnsOnlyOnceTheReplicaHasAcknowledgedIt) {
   Replicated servers(true);
-  // WAIT gives up after 20 s, far beyond the few ms the link is held once the
-  // WAIT is seen; the command timeout is longer still.
+  // WAIT gives up after 20 s, longer than the bounded wait below that sees
+  // it blocked; the command timeout is longer still.
   ClientOptions o = acking(servers.master, 30s, 20s);
   o.command_timeout = 60s;
   Client client(o);
