@@ -1,9 +1,10 @@
 // Redlock over five independent masters (issue 13, item 5), against real
 // redis-server processes: acquisition and exclusion with all up; with one or
 // two nodes down, paused or behind a proxy that holds their traffic; three
-// down; a validity that is not positive. Holds: redlock_hold_test.cpp.
+// down. Validity: redlock_validity_test.cpp; holds: redlock_hold_test.cpp.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -68,11 +69,17 @@ TEST(Redlock, AWaiterGetsTheLockOnceTheHolderReleases) {
 // Several threads, each with its own group (its own connections), take two
 // names in turn; every stay is recorded and the checker proves no two
 // holders of a name were inside at once while both believed their hold
-// valid.
+// valid. Inside each hold the thread also increments the name's counter by
+// a read, a yield and a write: two holders inside at once lose an increment,
+// so a final count below the number of holds is an overlap even when the
+// timestamps miss it. (Relaxed atomics rather than a plain int: the same
+// lost update, without a data race the compiler may assume away.)
 TEST(Redlock, ThreadsOfSeparateGroupsNeverOverlapOnAName) {
   Masters m;
   std::mutex records_mutex;
   std::vector<test::HoldRecord> records;
+  std::array<std::atomic<long>, 2> counters{};
+  std::array<std::atomic<long>, 2> holds{};
   std::atomic<bool> failed{false};
   std::vector<std::thread> threads;
   const auto until = std::chrono::steady_clock::now() + 3s;
@@ -81,17 +88,21 @@ TEST(Redlock, ThreadsOfSeparateGroupsNeverOverlapOnAName) {
       RedlockGroup group(m.uris(), quick());
       int round = 0;
       while (std::chrono::steady_clock::now() < until) {
-        const std::string name = "rl:mx:" + std::to_string(round++ % 2);
+        const int which = round++ % 2;
+        const std::string name = "rl:mx:" + std::to_string(which);
         auto lease = group.lock(name).try_acquire_for(5s);
         if (!lease) continue;
         test::HoldRecord r;
         r.name = name;
         r.thread = t;
         r.enter_ns = test::steady_now_ns();
+        const long seen = counters[which].load(std::memory_order_relaxed);
         std::this_thread::yield();
+        counters[which].store(seen + 1, std::memory_order_relaxed);
         r.exit_ns = test::steady_now_ns();
         r.lease_deadline_ns = test::steady_ns(lease->deadline());
         if (!lease->valid()) r.lease_deadline_ns = std::min(r.lease_deadline_ns, r.enter_ns);
+        ++holds[which];
         std::error_code ec;
         lease->release(ec);
         if (ec) failed = true;
@@ -105,6 +116,9 @@ TEST(Redlock, ThreadsOfSeparateGroupsNeverOverlapOnAName) {
   const auto check = test::check_mutual_exclusion(records);
   EXPECT_TRUE(check.ok()) << check.report();
   EXPECT_EQ(check.names_checked, 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(counters[i].load(), holds[i].load()) << "increments lost on rl:mx:" << i;
+  }
   EXPECT_GT(records.size(), 50u) << "too few holds to prove anything";
 }
 
@@ -154,7 +168,9 @@ TEST(Redlock, StillAcquiresWithTwoNodesPausedWithinTheValidity) {
   auto lease = group.lock("rl:p2").try_acquire();
   ASSERT_TRUE(lease.has_value());
   EXPECT_TRUE(lease->valid());
-  EXPECT_LE(lease->deadline(), before + 30s) << "validity counted from the first send";
+  // At most a lease after the call; the exact count from the first send is
+  // TheValidityIsCountedFromBeforeTheFirstSendWhenTheMajorityAnswersLate.
+  EXPECT_LE(lease->deadline(), before + 30s);
   lease->release();
   m.servers[1]->resume();
   m.servers[2]->resume();
@@ -261,10 +277,25 @@ TEST(Redlock, WithThreeNodesPausedItFailsWithinTheNodeTimeoutAndTheirLateKeysAre
       << "a paused node kept the key its late SET wrote";
 }
 
+// Three nodes of five behind proxies: the outage holds their traffic and
+// drops their connections (the group sees its connections reset and its
+// reconnects answered by nothing, as with nodes gone off the network), and
+// ends by letting the traffic through again. The nodes keep their ports:
+// nothing has to bind them again.
 TEST(Redlock, LockWaitsThroughAMajorityOutageAndGetsItOnceTheNodesReturn) {
   Masters m;
-  RedlockGroup group(m.uris(), quick());
-  for (std::size_t i : {0u, 1u, 2u}) m.servers[i]->kill();
+  std::vector<std::unique_ptr<TcpProxy>> proxies;
+  std::vector<std::string> uris = m.uris();
+  for (std::size_t i : {0u, 1u, 2u}) {
+    proxies.push_back(std::make_unique<TcpProxy>(m.servers[i]->port()));
+    uris[i] = proxies.back()->uri();
+  }
+  RedlockGroup group(uris, quick());
+  for (auto& p : proxies) {
+    p->hold();
+    p->drop_all();
+  }
+  const auto calls_before = test::evalsha_calls(*m.admin[3]);
   auto waiter = std::async(std::launch::async, [&] {
     RedlockLock lock = group.lock("rl:outage");
     lock.lock();  // retries on the jittered delay; never throws for a node
@@ -272,34 +303,16 @@ TEST(Redlock, LockWaitsThroughAMajorityOutageAndGetsItOnceTheNodesReturn) {
     lock.unlock();
     return held;
   });
-  ASSERT_EQ(waiter.wait_for(300ms), std::future_status::timeout) << "held with 2 of 5";
-  for (std::size_t i : {0u, 1u, 2u}) m.servers[i]->start();
+  // Two whole attempts (each a SET and its undo on node 3) ran during the
+  // outage and neither got the lock.
+  const bool retried =
+      eventually([&] { return test::evalsha_calls(*m.admin[3]) >= calls_before + 4; }, 20s);
+  const bool held_early = waiter.wait_for(0s) == std::future_status::ready;
+  for (auto& p : proxies) p->resume();
+  EXPECT_TRUE(retried) << "the waiter did not retry on the two live nodes";
+  EXPECT_FALSE(held_early) << "lock() returned with 2 of 5 nodes";
   ASSERT_EQ(waiter.wait_for(30s), std::future_status::ready);
   EXPECT_TRUE(waiter.get());
-}
-
-// --- Validity --------------------------------------------------------------------
-
-TEST(Redlock, AnAttemptWhoseValidityIsNotPositiveIsRefusedAndUndone) {
-  Masters m;
-  RedlockOptions o = quick(10s);
-  // 10 s - (10 s * 0.9999 + 2 ms) = -1 ms: every node says yes, and the
-  // drift margin still leaves no time to use it.
-  o.clock_drift_factor = 0.9999;
-  RedlockGroup group(m.uris(), o);
-  std::error_code ec;
-  EXPECT_FALSE(group.lock("rl:drift").try_acquire(ec).has_value());
-  EXPECT_FALSE(ec) << ec.message();
-  EXPECT_EQ(m.with_key("rl:drift"), 0u) << "a refused attempt leaves no key";
-}
-
-TEST(Redlock, AnExplicitLeaseNoLongerThanTheTwoMillisecondMarginIsRefused) {
-  Masters m;
-  RedlockOptions o = quick();
-  o.clock_drift_factor = 0;
-  RedlockGroup group(m.uris(), o);
-  EXPECT_FALSE(group.lock("rl:short").try_lock_for(0ms, 2ms));
-  EXPECT_TRUE(group.lock("rl:short").try_lock_for(0ms, 5s)) << "a longer lease is fine";
 }
 
 }  // namespace

@@ -3,10 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "distlock/distlock.hpp"
 #include "support/redis_server.hpp"
+#include "support/tcp_proxy.hpp"
 #include "support/test_helpers.hpp"
 
 namespace distlock {
@@ -22,19 +27,28 @@ test::RedisServerOptions primary() {
   return o;
 }
 
-test::RedisServerOptions replica_of(const RedisServer& master) {
+// A replica of the master listening on `port` (or of the proxy in front of it).
+test::RedisServerOptions replica_of(std::uint16_t port) {
   test::RedisServerOptions o;
-  o.config = {{"replicaof", "127.0.0.1 " + std::to_string(master.port())},
+  o.config = {{"replicaof", "127.0.0.1 " + std::to_string(port)},
               {"repl-diskless-sync-delay", "0"}};
   return o;
 }
 
-// A master and one replica of it, the link up.
+// A master and one replica of it, the link up. With `through_proxy` the
+// replica's link to the master goes through a TcpProxy (its replicaof names
+// the proxy's port), so a test can hold the replication traffic.
 struct Replicated {
   RedisServer master{primary()};
-  RedisServer replica{replica_of(master)};
+  std::unique_ptr<test::TcpProxy> link;
+  std::unique_ptr<RedisServer> replica_server;
+  RedisServer& replica;
 
-  Replicated() {
+  explicit Replicated(bool through_proxy = false)
+      : link(through_proxy ? std::make_unique<test::TcpProxy>(master.port()) : nullptr),
+        replica_server(
+            std::make_unique<RedisServer>(replica_of(link ? link->port() : master.port()))),
+        replica(*replica_server) {
     // Linked, and online on the master (a diskless replica goes online with
     // its first acknowledgement; WAIT counts only online replicas).
     const bool linked = test::eventually(
@@ -70,13 +84,38 @@ ClientOptions acking(const RedisServer& master,
   return o;
 }
 
-TEST(ReplicaAck, AnAcquireTheReplicaAcknowledgesSucceedsAndIsOnTheReplica) {
-  Replicated servers;
-  Client client(acking(servers.master));
+// The replica's link is held: the master runs the acquire at once, but its
+// WAIT cannot be acknowledged, so the acquire must not return; once the link
+// is resumed the acknowledgement comes and the acquire returns held. (A
+// replica on loopback has the key almost at once either way: only holding
+// the link tells an acquire that waits from one that does not.)
+TEST(ReplicaAck, AnAcquireReturnsOnlyOnceTheReplicaHasAcknowledgedIt) {
+  Replicated servers(true);
+  // WAIT gives up after 20 s, longer than the bounded wait below that sees
+  // it blocked; the command timeout is longer still.
+  ClientOptions o = acking(servers.master, 30s, 20s);
+  o.command_timeout = 60s;
+  Client client(o);
   auto lock = client.lock("acked");
-  Lease lease = lock.acquire();
+  servers.link->hold();
+  auto acquiring = std::async(std::launch::async, [&] { return lock.acquire(); });
+  // The acquire ran on the master and its WAIT is blocked there.
+  const bool waiting = test::eventually(
+      [&] {
+        return servers.master.cli({"EXISTS", "acked"}) == "1" &&
+               servers.master.cli({"INFO", "clients"}).find("blocked_clients:1") !=
+                   std::string::npos;
+      },
+      20s);
+  const bool returned_early = acquiring.wait_for(0s) == std::future_status::ready;
+  const std::string on_replica = servers.replica.cli({"EXISTS", "acked"});
+  servers.link->resume();
+  EXPECT_TRUE(waiting) << servers.master.cli({"INFO", "clients"});
+  EXPECT_FALSE(returned_early) << "the acquire returned before the replica acknowledged it";
+  EXPECT_EQ(on_replica, "0") << "the link was not held";
+  ASSERT_EQ(acquiring.wait_for(30s), std::future_status::ready);
+  Lease lease = acquiring.get();
   EXPECT_TRUE(lease.valid());
-  // WAIT returned 1: the replica has applied the acquire already.
   EXPECT_EQ(servers.replica.cli({"EXISTS", "acked"}), "1");
   lease.release();
 }
