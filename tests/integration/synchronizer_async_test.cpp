@@ -232,6 +232,9 @@ TEST(RateLimiterAsync, CancelWithTheAttemptInFlightCompletesAtOnceAndTheAttemptC
   RedisServer server;
   test::TcpProxy proxy(server.port());
   ClientOptions through = ClientOptions::from_uri(proxy.uri());
+  // Far beyond the bound below: only the cancel can end the held attempt's
+  // operation within it.
+  through.command_timeout = 60s;
   Client admin(options_for(server)), client(through);
   RateLimiter limiter = client.rate_limiter("api");
   ASSERT_TRUE(limiter.try_set_rate(3, std::chrono::hours(1)));  // connected through the proxy
