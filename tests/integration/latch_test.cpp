@@ -11,36 +11,20 @@
 
 #include "distlock/distlock.hpp"
 #include "integration/async_helpers.hpp"
+#include "integration/settled_waiters.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
+#include "support/tcp_proxy.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
+using test::options_for;
 using test::RedisServer;
-
-ClientOptions options_for(const RedisServer& server) {
-  ClientOptions o = ClientOptions::from_uri(server.uri());
-  o.reconnect_min_delay = 10ms;
-  o.reconnect_max_delay = 100ms;
-  return o;
-}
-
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
-// How many connections are subscribed to `channel`.
-long long subscribers(Client& client, const std::string& channel) {
-  return client.command("PUBSUB", "NUMSUB", channel).as_array()[1].as_integer();
-}
+using test::subscribers;
 
 const std::string kChannel = "redisson_countdownlatch__channel:{gate}";
 
@@ -115,12 +99,16 @@ TEST(Latch, WaitForReturnsTrueRightAfterAnotherClientsLastCountDown) {
   RedisServer server;
   Client waiter(options_for(server)), counter(options_for(server));
   ASSERT_TRUE(counter.latch("gate").try_set_count(2));
+  const long long before = test::evalsha_calls(counter);
+  // The wait outlasts the bound below: its last read, at its deadline,
+  // cannot be what ends it within the bound.
   auto waited = std::async(std::launch::async, [&] { return waiter.latch("gate").wait_for(60s); });
-  ASSERT_TRUE(eventually([&] { return subscribers(counter, kChannel) == 1; }, 20s));
+  // Subscribed and read again after subscribing: only the message is left.
+  ASSERT_TRUE(test::waiters_settled(counter, kChannel, 1, before, 2));
   counter.latch("gate").count_down();
   EXPECT_EQ(waited.wait_for(300ms), std::future_status::timeout) << "one count is left";
   counter.latch("gate").count_down();
-  ASSERT_EQ(waited.wait_for(30s), std::future_status::ready);
+  ASSERT_EQ(waited.wait_for(20s), std::future_status::ready);
   EXPECT_TRUE(waited.get());
 }
 
@@ -132,6 +120,7 @@ TEST(Latch, WaitersInSeveralClientsAndAnotherProcessAreAllReleasedTogether) {
   RedisServer server;
   Client opener(options_for(server));
   ASSERT_TRUE(opener.latch("gate").try_set_count(1));
+  const long long before = test::evalsha_calls(opener);
   std::vector<std::unique_ptr<Client>> clients;
   std::vector<std::future<void>> waits;
   for (int i = 0; i < 3; ++i) {
@@ -144,17 +133,49 @@ TEST(Latch, WaitersInSeveralClientsAndAnotherProcessAreAllReleasedTogether) {
   }
   auto other =
       test::ChildProcess::spawn({DISTLOCK_LOCK_WORKER, "latch-wait", server.uri(), "gate"});
-  // Three Clients and the other process have joined the channel.
-  ASSERT_TRUE(eventually([&] { return subscribers(opener, kChannel) == 4; }, 20s));
+  // Three Clients and the other process have joined the channel, and each
+  // of the 7 waits has read the count again after joining it.
+  ASSERT_TRUE(test::waiters_settled(opener, kChannel, 4, before, 2 * 7));
   for (auto& w : waits) EXPECT_EQ(w.wait_for(0ms), std::future_status::timeout);
   opener.latch("gate").count_down();
   for (auto& w : waits) {
-    ASSERT_EQ(w.wait_for(30s), std::future_status::ready);
+    ASSERT_EQ(w.wait_for(20s), std::future_status::ready);
     w.get();
   }
   const auto status = other.wait_for_exit(30s);
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(test::describe_wait_status(*status), test::describe_wait_status(0));
+}
+
+// docs/latch.md: a waiter whose connection drops re-subscribes with the
+// Client and reads the count again. The latch opens while the waiter's
+// pub/sub connection is down and its reconnect is held in a proxy, so the
+// zero-count message reaches nobody; the periodic re-read is 10 minutes
+// away and the wait outlasts the bound: only the read after the reconnect
+// can open it within the bound.
+TEST(Latch, AWaiterWhoseConnectionDroppedReadsTheCountAgainWhenItIsBack) {
+  const test::NoLatchRecheck by_message_only;
+  RedisServer server;
+  test::TcpProxy proxy(server.port());
+  ClientOptions through = ClientOptions::from_uri(proxy.uri());
+  through.reconnect_min_delay = 10ms;
+  through.reconnect_max_delay = 100ms;
+  Client waiter(through), counter(options_for(server));
+  ASSERT_TRUE(counter.latch("gate").try_set_count(1));
+  const long long before = test::evalsha_calls(counter);
+  auto waited = std::async(std::launch::async, [&] { return waiter.latch("gate").wait_for(60s); });
+  ASSERT_TRUE(test::waiters_settled(counter, kChannel, 1, before, 2));
+  proxy.hold();  // the reconnect (and its SUBSCRIBE) waits in the proxy
+  server.cli({"CLIENT", "KILL", "TYPE", "pubsub"});
+  ASSERT_TRUE(eventually([&] { return subscribers(counter, kChannel) == 0; }, 20s));
+  counter.latch("gate").count_down();
+  EXPECT_EQ(subscribers(counter, kChannel), 0) << "the zero-count message had a subscriber";
+  EXPECT_EQ(counter.latch("gate").count(), 0);
+  EXPECT_EQ(waited.wait_for(0ms), std::future_status::timeout) << "opened with no connection";
+  proxy.resume();
+  ASSERT_EQ(waited.wait_for(20s), std::future_status::ready)
+      << "the waiter did not read the count again after its reconnect";
+  EXPECT_TRUE(waited.get());
 }
 
 TEST(Latch, ANegativeCountIsRejectedAndNothingIsSet) {

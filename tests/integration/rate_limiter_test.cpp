@@ -188,12 +188,31 @@ std::vector<int> hammer(const RedisServer& server,
   return counts;
 }
 
+// The admissions recorded in the first `windows` windows together. The
+// windows hold exactly windows x rate due times (hammer), nothing is ever
+// admitted before it is due, and each admission is recorded after it
+// happened: a limiter that admits the rate can record no more than that in
+// them, and misses at most the last admission, recorded after the end.
+// (One window alone may hold rate + 1: an admission recorded late moves to
+// the next window.)
+void expect_exactly_the_rate_over(const std::vector<int>& counts,
+                                  std::size_t windows,
+                                  std::int64_t rate) {
+  ASSERT_GE(counts.size(), windows);
+  long long total = 0;
+  for (std::size_t w = 0; w < windows; ++w) total += counts[w];
+  const long long due = static_cast<long long>(windows) * rate;
+  EXPECT_LE(total, due) << "admitted more than the rate over " << windows << " window(s)";
+  EXPECT_GE(total, due - 1) << "admitted less than the rate over " << windows << " window(s)";
+}
+
 TEST(RateLimiter, FourProcessesTimesTwoThreadsAdmitTheRatePlusMinusOneOverOneLongWindow) {
   RedisServer server;
   const auto counts = hammer(server, "long", 20, 4000ms, 4600ms);
   ASSERT_GE(counts.size(), 1u);
   // The hammer ran through the whole first window.
   EXPECT_NEAR(counts[0], 20, 1);
+  expect_exactly_the_rate_over(counts, 1, 20);
 }
 
 TEST(RateLimiter, FourProcessesTimesTwoThreadsAdmitTheRatePlusMinusOneInEveryShortWindow) {
@@ -202,6 +221,9 @@ TEST(RateLimiter, FourProcessesTimesTwoThreadsAdmitTheRatePlusMinusOneInEverySho
   // Windows the hammer ran through from start to end (the last may be cut).
   ASSERT_GE(counts.size(), 6u);
   for (std::size_t w = 0; w < 6; ++w) EXPECT_NEAR(counts[w], 10, 1) << "window " << w;
+  // An extra admission now and then fits in every window's +-1; not in the
+  // total.
+  expect_exactly_the_rate_over(counts, 6, 10);
 }
 
 }  // namespace

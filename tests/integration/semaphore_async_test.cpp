@@ -12,6 +12,7 @@
 #include <string>
 
 #include "integration/async_helpers.hpp"
+#include "integration/settled_waiters.hpp"
 #include "support/redis_server.hpp"
 #include "support/test_helpers.hpp"
 
@@ -79,12 +80,20 @@ TEST(SemaphoreAsync, AWaitingAcquireWakesOnAnotherClientsRelease) {
   Semaphore held = holder.semaphore("s");
   ASSERT_TRUE(held.try_set_permits(2));
   held.acquire(2);
+  const long long before = test::evalsha_calls(holder);
+  // The wait outlasts every bound below: its last attempt, at its deadline,
+  // cannot be what completes it within them.
   auto f = waiter.semaphore("s").async_try_acquire_for(2, 60s, asio::use_future);
-  ASSERT_TRUE(eventually([&] { return subscribers(holder, channel("s")) == 1; }, 10s));
+  ASSERT_TRUE(test::waiters_settled(holder, channel("s"), 1, before, 2));
+  const long long settled = test::evalsha_calls(holder);
   held.release(1);
-  EXPECT_EQ(f.wait_for(300ms), std::future_status::timeout) << "2 are wanted, 1 is free";
+  // The release's script, then the attempt its message woke: 1 < 2.
+  ASSERT_TRUE(eventually([&] { return test::evalsha_calls(holder) - settled >= 2; }, 20s))
+      << "the release woke nobody";
+  EXPECT_EQ(available(holder, "s"), 1) << "2 are wanted, 1 is free";
+  EXPECT_EQ(f.wait_for(0ms), std::future_status::timeout);
   held.release(1);
-  ASSERT_EQ(f.wait_for(60s), std::future_status::ready);
+  ASSERT_EQ(f.wait_for(20s), std::future_status::ready) << "the second release woke nobody";
   EXPECT_TRUE(f.get());
   EXPECT_EQ(waiter.semaphore("s").held_permits(), 2);
 }
@@ -93,10 +102,11 @@ TEST(SemaphoreAsync, AWaitingAcquireWakesOnAddPermits) {
   RedisServer server;
   Client admin(options_for(server, kLongLease)), waiter(options_for(server, kLongLease));
   ASSERT_TRUE(admin.semaphore("s").try_set_permits(0));
+  const long long before = test::evalsha_calls(admin);
   auto f = waiter.semaphore("s").async_acquire(1, asio::use_future);
-  ASSERT_TRUE(eventually([&] { return subscribers(admin, channel("s")) == 1; }, 10s));
+  ASSERT_TRUE(test::waiters_settled(admin, channel("s"), 1, before, 2));
   admin.semaphore("s").add_permits(1);
-  ASSERT_EQ(f.wait_for(60s), std::future_status::ready);
+  ASSERT_EQ(f.wait_for(20s), std::future_status::ready) << "add_permits woke nobody";
   EXPECT_FALSE(error_of(f));
   EXPECT_EQ(waiter.semaphore("s").held_permits(), 1);
 }
@@ -245,10 +255,12 @@ TEST(PermitAsync, AWaitingAcquirePermitWakesOnARelease) {
   Semaphore sem = client.semaphore("s");
   ASSERT_TRUE(sem.try_set_permits(1));
   Permit first = sem.acquire_permit(1);
+  const long long before = test::evalsha_calls(client);
+  // The wait outlasts the bound below (its last attempt cannot rescue it).
   auto f = sem.async_try_acquire_permit(1, 60s, asio::use_future);
-  ASSERT_TRUE(eventually([&] { return subscribers(client, channel("s")) == 1; }, 10s));
+  ASSERT_TRUE(test::waiters_settled(client, channel("s"), 1, before, 2));
   first.release();
-  ASSERT_EQ(f.wait_for(60s), std::future_status::ready);
+  ASSERT_EQ(f.wait_for(20s), std::future_status::ready) << "the release woke nobody";
   std::optional<Permit> second = f.get();
   ASSERT_TRUE(second.has_value());
   EXPECT_TRUE(second->valid());

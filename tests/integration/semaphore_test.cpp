@@ -9,57 +9,35 @@
 #include <thread>
 
 #include "distlock/distlock.hpp"
+#include "integration/settled_waiters.hpp"
 #include "support/process.hpp"
 #include "support/redis_server.hpp"
+#include "support/test_helpers.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
+using test::options_for;
 using test::RedisServer;
 
-ClientOptions options_for(const RedisServer& server,
-                          std::chrono::milliseconds watchdog = std::chrono::seconds(30)) {
-  ClientOptions o = ClientOptions::from_uri(server.uri());
-  o.watchdog_timeout = watchdog;
-  return o;
+// Waiters' leases (and so their fallback retry, a third of the lease) and
+// holders' leases far beyond every bound below: a waiter seen woken within
+// its bound was woken by a message (or by the retry at a dead holder's lease
+// end, where that is what the test proves).
+constexpr auto kLongLease = std::chrono::minutes(10);
+
+std::string channel(const std::string& name) {
+  return "redisson_sc:{" + name + "}";
 }
 
-template <class Pred>
-bool eventually(Pred pred, std::chrono::milliseconds bound) {
-  const auto deadline = std::chrono::steady_clock::now() + bound;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
-
-// True once someone waits on the semaphore's channel.
-bool waiter_subscribed(Client& c, const std::string& name) {
-  return eventually(
-      [&] {
-        const Value v = c.command("PUBSUB", "NUMSUB", "redisson_sc:{" + name + "}");
-        return v.as_array()[1].as_integer() > 0;
-      },
-      10s);
-}
-
-// EVALSHA calls the server has run so far.
-long long script_calls(Client& c) {
-  const std::string info = c.command("INFO", "commandstats").as_string();
-  const auto at = info.find("cmdstat_evalsha:calls=");
-  if (at == std::string::npos) return 0;
-  return std::stoll(info.substr(at + 22));
-}
-
-// True once a waiter that started after `before` script calls is subscribed
-// and has made its attempt after subscribing (the first attempt and the one
-// the subscription's confirmation triggers): from then on only a message
-// (or its fallback retry, a third of a long lease later) can wake it.
+// True once one waiter that started after `before` script calls is
+// subscribed and has made its attempt after subscribing: from then on only
+// a message (or its fallback retry, a third of a long lease later) can wake
+// it.
 bool waiter_settled(Client& c, const std::string& name, long long before) {
-  return waiter_subscribed(c, name) &&
-         eventually([&] { return script_calls(c) >= before + 2; }, 10s);
+  return test::waiters_settled(c, channel(name), 1, before, 2);
 }
 
 TEST(Semaphore, TrySetPermitsSucceedsOnlyOnceAcrossClients) {
@@ -133,17 +111,23 @@ TEST(Semaphore, ReleasingMoreThanTheClientHoldsIsNotOwnerAndChangesNothing) {
 
 TEST(Semaphore, AWaiterForNIsNotSatisfiedByFewer) {
   RedisServer server;
-  Client a(options_for(server)), b(options_for(server));
+  Client a(options_for(server, kLongLease)), b(options_for(server, kLongLease));
   Semaphore sa = a.semaphore("all-or-nothing"), sb = b.semaphore("all-or-nothing");
   ASSERT_TRUE(sa.try_set_permits(0));
-  auto waiter = std::async(std::launch::async, [&] { return sb.try_acquire_for(3, 20s); });
-  ASSERT_TRUE(waiter_subscribed(a, "all-or-nothing"));
+  const auto before = test::evalsha_calls(a);
+  // The wait outlasts every bound below, as does its fallback retry.
+  auto waiter = std::async(std::launch::async, [&] { return sb.try_acquire_for(3, 60s); });
+  ASSERT_TRUE(waiter_settled(a, "all-or-nothing", before));
+  const auto settled = test::evalsha_calls(a);
   sa.add_permits(2);
-  // The waiter is woken, finds 2 < 3 and takes nothing.
-  EXPECT_EQ(waiter.wait_for(300ms), std::future_status::timeout);
-  EXPECT_EQ(sa.available_permits(), 2);
+  // The add's script, then the attempt its message woke: 2 < 3 took nothing.
+  ASSERT_TRUE(eventually([&] { return test::evalsha_calls(a) - settled >= 2; }, 20s))
+      << "the waiter made no attempt after the add";
+  EXPECT_EQ(sa.available_permits(), 2) << "a waiter for 3 took the 2";
   EXPECT_EQ(sb.held_permits(), 0);
+  EXPECT_EQ(waiter.wait_for(0ms), std::future_status::timeout);
   sa.add_permits(1);
+  ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready) << "the third permit woke nobody";
   EXPECT_TRUE(waiter.get());
   EXPECT_EQ(sa.available_permits(), 0);
 }
@@ -156,7 +140,7 @@ TEST(Semaphore, AWaiterWakesOnAnotherClientsRelease) {
   Semaphore sa = a.semaphore("wake"), sb = b.semaphore("wake");
   ASSERT_TRUE(sa.try_set_permits(1));
   sa.acquire();
-  const auto before = script_calls(a);
+  const auto before = test::evalsha_calls(a);
   // The wait outlasts the bound below: a waiter that is not woken is still
   // waiting then (its last attempt at its own deadline would succeed).
   auto waiter = std::async(std::launch::async, [&] { return sb.try_acquire_for(1, 35s); });
@@ -172,7 +156,7 @@ TEST(Semaphore, AWaiterWakesOnAddPermits) {
   Client a(options_for(server, 120s)), b(options_for(server, 120s));
   Semaphore sa = a.semaphore("add-wake"), sb = b.semaphore("add-wake");
   ASSERT_TRUE(sa.try_set_permits(0));
-  const auto before = script_calls(a);
+  const auto before = test::evalsha_calls(a);
   auto waiter = std::async(std::launch::async, [&] { return sb.try_acquire_for(2, 35s); });
   ASSERT_TRUE(waiter_settled(a, "add-wake", before));
   sa.add_permits(2);
@@ -231,7 +215,10 @@ TEST(Semaphore, ACountOfZeroOrLessIsRejectedWithNothingChanged) {
 
 TEST(Semaphore, AProcessKeepsItsPermitsWhileAliveAndGivesThemBackAfterSigkill) {
   RedisServer server;
-  Client c(options_for(server));
+  // The waiter's fallback retry (a third of its lease) lies far beyond the
+  // bound below: only its retry at the dead holder's lease end (1 s after
+  // the last renewal) can take the permits within it.
+  Client c(options_for(server, kLongLease));
   Semaphore s = c.semaphore("crash");
   ASSERT_TRUE(s.try_set_permits(3));
   auto holder = test::ChildProcess::spawn(
@@ -242,9 +229,12 @@ TEST(Semaphore, AProcessKeepsItsPermitsWhileAliveAndGivesThemBackAfterSigkill) {
   EXPECT_EQ(s.available_permits(), 1) << "a live holder keeps its permits";
   EXPECT_FALSE(s.try_acquire(2));
   holder.kill_and_reap();
-  const auto killed = std::chrono::steady_clock::now();
-  EXPECT_TRUE(s.try_acquire_for(2, 20s)) << "the dead holder's lease ends";
-  EXPECT_LT(std::chrono::steady_clock::now() - killed, 10s);
+  // The wait outlasts the bound: a waiter that missed the lease end would
+  // still be waiting then (its last attempt, at its deadline, would succeed).
+  auto waiter = std::async(std::launch::async, [&] { return s.try_acquire_for(2, 60s); });
+  ASSERT_EQ(waiter.wait_for(20s), std::future_status::ready) << "the dead holder's lease ends";
+  EXPECT_TRUE(waiter.get());
+  EXPECT_EQ(s.held_permits(), 2);
 }
 
 TEST(Semaphore, AClientKeepsItsPermitsAcrossManyLeases) {

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "integration/async_helpers.hpp"
+#include "integration/settled_waiters.hpp"
 #include "support/redis_server.hpp"
+#include "support/tcp_proxy.hpp"
 #include "support/test_helpers.hpp"
 
 namespace distlock {
@@ -63,14 +65,19 @@ TEST(LatchAsync, AWaitIsWokenByAnotherClientsLastCountDown) {
   RedisServer server;
   Client waiter(options_for(server)), counter(options_for(server));
   ASSERT_TRUE(counter.latch("gate").try_set_count(2));
+  const long long before = test::evalsha_calls(counter);
   auto plain = waiter.latch("gate").async_wait(asio::use_future);
+  // The wait outlasts the bounds below: its last read, at its deadline,
+  // cannot be what completes it within them.
   auto timed = waiter.latch("gate").async_wait_for(60s, asio::use_future);
-  ASSERT_TRUE(eventually([&] { return subscribers(counter, kLatchChannel) == 1; }, 10s));
+  // Both joined and read the count again after joining: only the message
+  // is left to open them.
+  ASSERT_TRUE(test::waiters_settled(counter, kLatchChannel, 1, before, 4));
   counter.latch("gate").count_down();
   EXPECT_EQ(timed.wait_for(300ms), std::future_status::timeout) << "one count is left";
   counter.latch("gate").count_down();
-  ASSERT_EQ(plain.wait_for(60s), std::future_status::ready);
-  ASSERT_EQ(timed.wait_for(60s), std::future_status::ready);
+  ASSERT_EQ(plain.wait_for(20s), std::future_status::ready) << "the last count_down woke nobody";
+  ASSERT_EQ(timed.wait_for(20s), std::future_status::ready) << "the last count_down woke nobody";
   EXPECT_FALSE(error_of(plain));
   EXPECT_TRUE(timed.get());
 }
@@ -212,6 +219,43 @@ TEST(RateLimiterAsync, CancellingAWaitingAcquireConsumesNothing) {
   EXPECT_EQ(f.get(), asio::error::operation_aborted);
   EXPECT_EQ(client.command("HGETALL", "api").to_string(), before.to_string());
   EXPECT_EQ(test::evalsha_calls(client) - calls, 1) << "an attempt after the cancel";
+}
+
+// docs/rate_limiter.md: a cancel completes at once with operation_aborted;
+// an attempt already in flight that consumed its permits keeps them (no
+// refund), and nothing more is consumed. The attempt is held in a proxy
+// while the cancel happens, then let through.
+TEST(RateLimiterAsync, CancelWithTheAttemptInFlightCompletesAtOnceAndTheAttemptConsumesOnce) {
+  // Before the Client: a handler its close completes must find them alive.
+  asio::cancellation_signal signal;
+  std::promise<std::error_code> done;
+  RedisServer server;
+  test::TcpProxy proxy(server.port());
+  ClientOptions through = ClientOptions::from_uri(proxy.uri());
+  // Far beyond the bound below: only the cancel can end the held attempt's
+  // operation within it.
+  through.command_timeout = 60s;
+  Client admin(options_for(server)), client(through);
+  RateLimiter limiter = client.rate_limiter("api");
+  ASSERT_TRUE(limiter.try_set_rate(3, std::chrono::hours(1)));  // connected through the proxy
+  const long long calls = test::evalsha_calls(admin);
+  proxy.hold();
+  limiter.async_acquire(1, asio::bind_cancellation_slot(
+                               signal.slot(), [&](std::error_code ec) { done.set_value(ec); }));
+  ASSERT_TRUE(eventually([&] { return proxy.pending_bytes() > 0; }, 10s)) << "nothing sent";
+  signal.emit(asio::cancellation_type::terminal);
+  auto f = done.get_future();
+  const bool ended = f.wait_for(10s) == std::future_status::ready;
+  EXPECT_EQ(test::evalsha_calls(admin), calls) << "the attempt ran before the cancel";
+  proxy.resume();
+  ASSERT_TRUE(ended) << "the cancel waited for the attempt's reply";
+  EXPECT_EQ(f.get(), asio::error::operation_aborted);
+  ASSERT_TRUE(eventually([&] { return test::evalsha_calls(admin) - calls >= 1; }, 10s))
+      << "the held attempt never ran";
+  // Consumed by the attempt and kept: 2 of 3 left, not 3 (given back) nor
+  // fewer (attempted again).
+  EXPECT_EQ(admin.rate_limiter("api").available_permits(), 2);
+  EXPECT_EQ(test::evalsha_calls(admin) - calls, 2) << "the held attempt and the read above only";
 }
 
 TEST(RateLimiterAsync, BadInputCompletesWithInvalidArgumentAndConsumesNothing) {
