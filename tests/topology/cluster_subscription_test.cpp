@@ -38,7 +38,7 @@ TEST(Cluster, AWaiterSubscribedBeforeItsSubscriptionsMasterDiesIsWokenByAnUnlock
   RedisCluster cluster(topology);
   auto holding = cluster_options(cluster);
   // The holder's key lives 10 min: a waiter that missed the message would
-  // sleep on that TTL, far past its own bound below, and fail.
+  // sleep on that TTL, far past the test's bound below, and fail.
   holding.watchdog_timeout = 600s;
   Client holder(holding);
   auto waiting = cluster_options(cluster);
@@ -56,7 +56,14 @@ TEST(Cluster, AWaiterSubscribedBeforeItsSubscriptionsMasterDiesIsWokenByAnUnlock
 
   const long long attempts_before = stat(owner, "commandstats", "cmdstat_evalsha:");
   auto other = waiter.lock(lock.name());
-  auto got = std::async(std::launch::async, [&] { return other.try_acquire_for(30s); });
+  auto got = std::async(std::launch::async, [&]() -> std::optional<Lease> {
+    try {
+      return other.try_acquire_for(10min);
+    } catch (const Error&) {
+      return std::nullopt;  // closed by `closer` when never woken
+    }
+  });
+  const CloseIfStillWaiting closer(waiter, got);
   // Settled: subscribed on the doomed master, and its attempt after
   // subscribing (the second) made.
   ASSERT_TRUE(poll_until(
@@ -82,8 +89,12 @@ TEST(Cluster, AWaiterSubscribedBeforeItsSubscriptionsMasterDiesIsWokenByAnUnlock
   ASSERT_EQ(got.wait_for(0s), std::future_status::timeout) << "the lock is still held";
 
   lease.release();
+  // Bounded far below both fallbacks (the holder's TTL and the waiter's own
+  // deadline, 10 min each): only the message can end the wait in time.
+  const bool woken = got.wait_for(25s) == std::future_status::ready;
+  ASSERT_TRUE(woken) << "the unlock message after the move never woke the waiter";
   std::optional<Lease> second = got.get();
-  ASSERT_TRUE(second.has_value()) << "the unlock message after the move never woke the waiter";
+  ASSERT_TRUE(second.has_value());
   EXPECT_EQ(owner.cli({"EXISTS", lock.name()}), "1");
   second->release();
 }

@@ -83,7 +83,7 @@ TEST(Cluster, AWaiterIsWokenByAnUnlockWhoseMessageIsPublishedOnAnotherMaster) {
   RedisCluster cluster;
   auto holding = cluster_options(cluster);
   // The holder's key lives 10 min: a waiter that missed the message would
-  // sleep on that TTL, far past its own bound below, and fail.
+  // sleep on that TTL, far past the test's bound below, and fail.
   holding.watchdog_timeout = 600s;
   Client holder(holding);
   Client waiter(cluster_options(cluster));
@@ -96,7 +96,14 @@ TEST(Cluster, AWaiterIsWokenByAnUnlockWhoseMessageIsPublishedOnAnotherMaster) {
     RedisServer& owner = *cluster.masters()[static_cast<std::size_t>(shard)];
     const long long attempts_before = stat(owner, "commandstats", "cmdstat_evalsha:");
     auto other = waiter.lock(lock.name());
-    auto got = std::async(std::launch::async, [&] { return other.try_acquire_for(25s); });
+    auto got = std::async(std::launch::async, [&]() -> std::optional<Lease> {
+      try {
+        return other.try_acquire_for(10min);
+      } catch (const Error&) {
+        return std::nullopt;  // closed by `closer` when never woken
+      }
+    });
+    const CloseIfStillWaiting closer(waiter, got);
     // Settled: subscribed on some node, and its attempt after subscribing
     // (the second) is made; from then on only the message can wake it.
     ASSERT_TRUE(poll_until(
@@ -109,8 +116,12 @@ TEST(Cluster, AWaiterIsWokenByAnUnlockWhoseMessageIsPublishedOnAnotherMaster) {
         },
         Clock::now() + 10s));
     lease.release();
+    // Bounded far below both fallbacks (the holder's TTL and the waiter's
+    // own deadline, 10 min each): only the message can end the wait in time.
+    const bool woken = got.wait_for(25s) == std::future_status::ready;
+    ASSERT_TRUE(woken) << "the unlock message never woke the waiter";
     auto second = got.get();
-    ASSERT_TRUE(second.has_value()) << "the unlock message never woke the waiter";
+    ASSERT_TRUE(second.has_value());
     second->release();
   }
 }

@@ -2,8 +2,11 @@
 // given shard, and counters read from a node's INFO.
 #pragma once
 
+#include <chrono>
+#include <future>
 #include <string>
 
+#include "distlock/client.hpp"
 #include "distlock/client_options.hpp"
 #include "support/redis_cluster.hpp"
 #include "topology/slot.hpp"
@@ -68,5 +71,26 @@ inline long long subscribers(const RedisServer& node, const std::string& channel
 inline std::string lock_channel(const std::string& name) {
   return "redisson_lock__channel:{" + name + "}";
 }
+
+// Closes `client` when destroyed while `wait` (a wait of that Client on
+// another thread) has not finished: a wait that was never woken then ends
+// with closed at once instead of holding the test, on a failed assertion,
+// until its own long deadline. Declare it after the future.
+template <class T>
+class CloseIfStillWaiting {
+ public:
+  CloseIfStillWaiting(Client& client, const std::future<T>& wait) : client_(client), wait_(wait) {}
+  ~CloseIfStillWaiting() {
+    if (wait_.valid() && wait_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      client_.close();
+    }
+  }
+  CloseIfStillWaiting(const CloseIfStillWaiting&) = delete;
+  CloseIfStillWaiting& operator=(const CloseIfStillWaiting&) = delete;
+
+ private:
+  Client& client_;
+  const std::future<T>& wait_;
+};
 
 }  // namespace distlock::test

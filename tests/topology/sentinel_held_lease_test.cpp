@@ -123,6 +123,7 @@ TEST(Sentinel,
   RedisServer& new_master = set.master();
   ASSERT_TRUE(eventually([&] { return served_port(holder) == new_master.port(); }, 20s))
       << set.logs();
+  ASSERT_FALSE(held->stop_token().stop_requested()) << "the lease was dropped: a failed renewal";
   // The second replica now follows the new master and is its only replica.
   ASSERT_TRUE(eventually(
       [&] {
