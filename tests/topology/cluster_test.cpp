@@ -18,6 +18,7 @@
 #include "support/poll_until.hpp"
 #include "support/redis_cluster.hpp"
 #include "support/refusing_port.hpp"
+#include "topology/cluster_test_helpers.hpp"
 #include "topology/slot.hpp"
 
 namespace distlock::test {
@@ -25,48 +26,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-std::string cluster_uri(const RedisCluster& cluster, bool all_nodes = false) {
-  std::string uri = "redis-cluster://";
-  const auto nodes = all_nodes ? cluster.nodes() : cluster.masters();
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (i) uri += ",";
-    uri += "127.0.0.1:" + std::to_string(nodes[i]->port());
-  }
-  return uri;
-}
-
-ClientOptions cluster_options(const RedisCluster& cluster) {
-  return ClientOptions::from_uri(cluster_uri(cluster));
-}
-
-int shard_of_slot(int slot) {
-  for (int s = 0; s < RedisCluster::kShards; ++s) {
-    if (slot >= RedisCluster::kShardFirstSlot[s] && slot <= RedisCluster::kShardLastSlot[s]) {
-      return s;
-    }
-  }
-  return -1;
-}
-
-// A name whose own slot (no hash tag) is served by shard `shard`.
-std::string name_in_shard(int shard, const std::string& prefix) {
-  for (int i = 0;; ++i) {
-    std::string name = prefix + std::to_string(i);
-    if (shard_of_slot(topology::key_slot(name)) == shard) return name;
-  }
-}
-
-long long stat(RedisServer& node, const std::string& section, const std::string& field) {
-  const std::string info = node.cli({"INFO", section});
-  const auto at = info.find(field);
-  if (at == std::string::npos) return 0;
-  const auto calls = info.find("calls=", at);
-  const auto count = info.find("count=", at);
-  const auto pos =
-      calls != std::string::npos && calls < info.find('\n', at) ? calls + 6 : count + 6;
-  return std::stoll(info.substr(pos));
-}
 
 TEST(Cluster, EveryPrimitiveWorksOnNamesInEveryMastersSlotsThroughOneClient) {
   RedisCluster cluster;
@@ -122,29 +81,47 @@ TEST(Cluster, EveryPrimitiveWorksOnNamesInEveryMastersSlotsThroughOneClient) {
 
 TEST(Cluster, AWaiterIsWokenByAnUnlockWhoseMessageIsPublishedOnAnotherMaster) {
   RedisCluster cluster;
-  auto options = cluster_options(cluster);
-  options.watchdog_timeout = 120s;  // without the message the waiter would sleep ~120 s
-  Client holder(options);
-  Client waiter(options);
+  auto holding = cluster_options(cluster);
+  // The holder's key lives 10 min: a waiter that missed the message would
+  // sleep on that TTL, far past the test's bound below, and fail.
+  holding.watchdog_timeout = 600s;
+  Client holder(holding);
+  Client waiter(cluster_options(cluster));
   // Names in every shard: whichever node carries the waiter's subscription,
   // at least two of them publish their unlock on another node.
   for (int shard = 0; shard < RedisCluster::kShards; ++shard) {
+    SCOPED_TRACE("shard " + std::to_string(shard));
     auto lock = holder.lock(name_in_shard(shard, "wake-"));
     auto lease = lock.acquire();
+    RedisServer& owner = *cluster.masters()[static_cast<std::size_t>(shard)];
+    const long long attempts_before = stat(owner, "commandstats", "cmdstat_evalsha:");
     auto other = waiter.lock(lock.name());
-    auto got = std::async(std::launch::async, [&] { return other.try_acquire_for(60s); });
-    // The waiter sleeps on its channel once some node lists a subscription.
+    auto got = std::async(std::launch::async, [&]() -> std::optional<Lease> {
+      try {
+        return other.try_acquire_for(10min);
+      } catch (const Error&) {
+        return std::nullopt;  // closed by `closer` when never woken
+      }
+    });
+    const CloseIfStillWaiting closer(waiter, got);
+    // Settled: subscribed on some node, and its attempt after subscribing
+    // (the second) is made; from then on only the message can wake it.
     ASSERT_TRUE(poll_until(
         [&] {
-          for (auto* node : cluster.masters()) {
-            if (!node->cli({"PUBSUB", "CHANNELS"}).empty()) return true;
-          }
-          return false;
+          long long subscribed = 0;
+          for (auto* node : cluster.nodes())
+            subscribed += subscribers(*node, lock_channel(lock.name()));
+          return subscribed > 0 &&
+                 stat(owner, "commandstats", "cmdstat_evalsha:") >= attempts_before + 2;
         },
         Clock::now() + 10s));
     lease.release();
+    // Bounded far below both fallbacks (the holder's TTL and the waiter's
+    // own deadline, 10 min each): only the message can end the wait in time.
+    const bool woken = got.wait_for(25s) == std::future_status::ready;
+    ASSERT_TRUE(woken) << "the unlock message never woke the waiter";
     auto second = got.get();
-    ASSERT_TRUE(second.has_value()) << "shard " << shard;
+    ASSERT_TRUE(second.has_value());
     second->release();
   }
 }

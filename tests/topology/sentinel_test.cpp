@@ -12,6 +12,7 @@
 #include "distlock/distlock.hpp"
 #include "support/redis_sentinel.hpp"
 #include "support/test_helpers.hpp"
+#include "topology/sentinel_test_helpers.hpp"
 
 namespace distlock {
 namespace {
@@ -20,25 +21,9 @@ using namespace std::chrono_literals;
 using test::eventually;
 using test::RedisSentinelSet;
 using test::RedisServer;
+using test::sentinel_options;
+using test::served_port;
 using Clock = std::chrono::steady_clock;
-
-ClientOptions sentinel_options(const RedisSentinelSet& set) {
-  std::string uri = "redis-sentinel://";
-  for (const RedisServer* s : set.sentinels())
-    uri += "127.0.0.1:" + std::to_string(s->port()) + ",";
-  uri.back() = '/';
-  return ClientOptions::from_uri(uri + set.master_name());
-}
-
-// The port of the server the Client's data connection talks to, 0 while it
-// cannot answer (in the middle of a move).
-int served_port(Client& client) {
-  std::error_code ec;
-  const std::string_view args[] = {"CONFIG", "GET", "port"};
-  const Value reply = client.command(args, ec);
-  if (ec || !reply.is_array() || reply.as_array().size() != 2) return 0;
-  return std::stoi(reply.as_array()[1].as_string());
-}
 
 std::string role_through(Client& client) {
   return client.command("ROLE").as_array().at(0).as_string();
