@@ -152,9 +152,10 @@ TEST(Metrics, AWriteLockCountsItsAcquiresByOutcomeAReentryAsOneHoldAndItsRenewal
       [](Client& c, const std::string& n) { return c.read_write_lock(n).read_lock(); });
 }
 
-// Not reentrant: a thread lock and a Lease are one holding each. A key of
-// another type is contention for a SET NX, so the failed acquire is a write
-// refused by a server over its maxmemory.
+// Not reentrant: a thread lock and a Lease are one holding each, and the
+// holder's own try_lock is refused before anything is sent, so it is not an
+// acquire. A key of another type is contention for a SET NX, so the failed
+// acquire is a write refused by a server over its maxmemory.
 TEST(Metrics, ASimpleLockCountsItsAcquiresByOutcomeEachHoldingAndItsRenewals) {
   RedisServer server;
   Client client(options_for(server, kShortWatchdog));
@@ -165,6 +166,7 @@ TEST(Metrics, ASimpleLockCountsItsAcquiresByOutcomeEachHoldingAndItsRenewals) {
   lock.lock();
   EXPECT_EQ(client.metrics().held_now, 1);
   expect_renewed(client);
+  EXPECT_FALSE(lock.try_lock()) << "its holder's try (not counted)";
   lock.unlock();
   EXPECT_EQ(client.metrics().held_now, 0);
   Lease lease = lock.acquire();
@@ -237,7 +239,7 @@ TEST(Metrics, ALatchCountsItsWaitsByOutcomeAndHoldsNothing) {
 // One permit per 3 s: the try right after an acquire is refused at once (its
 // wait is beyond its deadline, so not contended), a bounded wait sleeps the
 // server's wait (contended), and asking for more than the rate, or of a
-// limiter without a rate, is an error.
+// limiter without a rate, is an error; asking for 0 is refused unsent.
 TEST(Metrics, ARateLimiterCountsItsAcquiresByOutcomeAndHoldsNothing) {
   RedisServer server;
   Client client(options_for(server));
@@ -254,6 +256,8 @@ TEST(Metrics, ARateLimiterCountsItsAcquiresByOutcomeAndHoldsNothing) {
   EXPECT_EQ(ec, errc::invalid_argument) << "2 permits of a rate of 1";
   EXPECT_FALSE(client.rate_limiter("metrics:rate-unset").try_acquire(1, ec));
   EXPECT_EQ(ec, errc::invalid_argument) << "no rate set";
+  EXPECT_FALSE(limiter.try_acquire(0, ec));
+  EXPECT_EQ(ec, errc::invalid_argument) << "refused before anything is sent: not an acquire";
 
   expect_only(client.metrics(), MetricPrimitive::rate_limiter,
               {.acquired = 2, .not_acquired = 1, .failed = 2, .contended = 1, .holds = 0});
