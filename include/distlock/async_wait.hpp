@@ -16,6 +16,7 @@
 
 #include "distlock/client_async.hpp"
 #include "distlock/lock_async.hpp"
+#include "distlock/wait_time.hpp"
 
 namespace distlock::detail {
 
@@ -80,19 +81,6 @@ auto initiate_wait(Token&& token, asio::any_io_executor fallback, Start start, A
         }
       },
       token, std::move(fallback), std::move(start), std::move(adapt));
-}
-
-/// A wait in whole milliseconds, as Lock rounds it: up for a wait (1 us must
-/// not become zero), down for a negative one (which must stay negative, to be
-/// rejected), saturating to milliseconds::max() (as long as it takes).
-template <class Rep, class Period>
-std::chrono::milliseconds wait_ms(const std::chrono::duration<Rep, Period>& d) {
-  using Ms = std::chrono::duration<long double, std::milli>;
-  if (Ms(d) >= Ms(std::chrono::milliseconds::max())) return std::chrono::milliseconds::max();
-  if (d < std::chrono::duration<Rep, Period>::zero()) {
-    return std::chrono::floor<std::chrono::milliseconds>(d);
-  }
-  return std::chrono::ceil<std::chrono::milliseconds>(d);
 }
 
 /// Adapters from a compiled operation's result to a handler's argument.

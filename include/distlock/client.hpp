@@ -44,9 +44,9 @@ class Arg {
 class Lock;
 class ReadWriteLock;
 class SimpleLock;
-class Latch;        ///< issue 12 (latch.hpp)
-class RateLimiter;  ///< issue 12 (rate_limiter.hpp)
-class Semaphore;    ///< issue 12
+class Latch;        ///< latch.hpp
+class RateLimiter;  ///< rate_limiter.hpp
+class Semaphore;    ///< semaphore.hpp
 
 /// A connection to one Redis deployment, shared by all threads of a process.
 ///
@@ -86,11 +86,11 @@ class Client {
   /// Sends one command and waits for its reply, e.g.
   ///   client.command("SET", key, value);  client.command("INCRBY", key, 5);
   /// Routing: the command goes to the connection that serves its second
-  /// argument (the first after the command name), taken as its key. Today
-  /// there is one server, so every command reaches it; under Cluster (not
-  /// supported yet) this argument's slot will choose the node, so a command
-  /// whose key is not its second argument (EVAL, multi-key commands across
-  /// slots) will not be routed by its key.
+  /// argument (the first after the command name), taken as its key: on one
+  /// server or under Sentinel every command reaches the master; under
+  /// Cluster this argument's slot chooses the master (MOVED and ASK are
+  /// followed), so a command whose key is not its second argument (EVAL,
+  /// multi-key commands across slots) is not routed by its key.
   /// Returns the reply. Throws Error: server_error (with the server's text)
   /// for an error reply, timeout, connection_lost, closed, queue_full.
   template <class... Args>
@@ -127,7 +127,7 @@ class Client {
   Lock fenced_lock(std::string name);
 
   ///@{
-  /// The rest of the lock family (issue 11), each defined with its class:
+  /// The rest of the lock family, each defined with its class:
   /// a FIFO fair lock with Lock's API (fair_lock.hpp), a read-write lock
   /// (read_write_lock.hpp) and the plain SET NX PX lock that other languages'
   /// libraries speak (simple_lock.hpp); the fenced_ forms also hand out

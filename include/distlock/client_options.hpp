@@ -97,7 +97,7 @@ struct ClientOptions {
   /// cover the rest. Default 0.01; must be in [0, 0.5).
   double clock_drift_factor = 0.01;
   ///@{
-  /// The deployment (issue 13). standalone: host and port (or unix_path).
+  /// The deployment. standalone: host and port (or unix_path).
   /// cluster / sentinel: `seeds`, as parsed from redis-cluster:// and
   /// redis-sentinel:// URIs (host and port are then the first seed). cluster:
   /// the seeds are asked for the slot map (docs/topologies.md); db must be 0.
@@ -142,7 +142,7 @@ struct ClientOptions {
   /// block. Optional.
   std::function<void(const LeaseLostEvent&)> on_lease_lost;
   ///@{
-  /// Long-hold warning (issue 14): on_long_hold is called once per holding
+  /// Long-hold warning: on_long_hold is called once per holding
   /// (a lock kind's thread hold or Lease, a semaphore Permit) still held
   /// long_hold_warning after its first acquire was sent. It runs on the
   /// Client's I/O thread, from a timer (never inside a lock or unlock call),

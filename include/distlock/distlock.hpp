@@ -18,15 +18,15 @@
 #include "distlock/simple_lock.hpp"
 #include "distlock/simple_lock_async.hpp"
 #include "distlock/value.hpp"
-// issue 12
+// The synchronizers
 #include "distlock/latch.hpp"
 #include "distlock/rate_limiter.hpp"
-// issue 12: the synchronizers' async forms
+// The synchronizers' async forms
 #include "distlock/latch_async.hpp"
 #include "distlock/rate_limiter_async.hpp"
 #include "distlock/semaphore_async.hpp"
-// issue 13
+// Redlock over independent masters
 #include "distlock/redlock.hpp"
-// issue 14: metrics
+// Metrics
 #include "distlock/metrics.hpp"
 #include "distlock/metrics_server.hpp"

@@ -9,6 +9,8 @@
 #include <string>
 #include <system_error>
 
+#include "distlock/wait_time.hpp"
+
 namespace distlock {
 
 namespace sync {
@@ -78,11 +80,11 @@ class Latch {
   void wait(std::error_code& ec);
   template <class Rep, class Period>
   bool wait_for(const std::chrono::duration<Rep, Period>& wait) {
-    return wait_for_ms(std::chrono::ceil<std::chrono::milliseconds>(wait));
+    return wait_for_ms(detail::wait_ms(wait));
   }
   template <class Rep, class Period>
   bool wait_for(const std::chrono::duration<Rep, Period>& wait, std::error_code& ec) {
-    return wait_for_ms(std::chrono::ceil<std::chrono::milliseconds>(wait), ec);
+    return wait_for_ms(detail::wait_ms(wait), ec);
   }
   bool wait_until(std::chrono::steady_clock::time_point deadline);
   bool wait_until(std::chrono::steady_clock::time_point deadline, std::error_code& ec);

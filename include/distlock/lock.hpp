@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "distlock/lease.hpp"
+#include "distlock/wait_time.hpp"
 
 namespace distlock {
 
@@ -81,13 +82,13 @@ class Lock {
   /// time; never returns false before `wait` has passed.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_lock_for_ms(ceil_ms(wait), std::nullopt);
+    return try_lock_for_ms(detail::wait_ms(wait), std::nullopt);
   }
   /// As above: false with ec clear when not got in time, false with ec set
   /// on failure (invalid_argument for a negative wait).
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::error_code& ec) {
-    return try_lock_for(ceil_ms(wait), std::nullopt, ec);
+    return try_lock_for(detail::wait_ms(wait), std::nullopt, ec);
   }
   ///@{
   /// Waits at most `wait`; holds with a fixed lease of `lease` (no watchdog).
@@ -95,7 +96,7 @@ class Lock {
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                     std::chrono::milliseconds lease) {
-    return try_lock_for(ceil_ms(wait), lease);
+    return try_lock_for(detail::wait_ms(wait), lease);
   }
   ///@}
   ///@{
@@ -109,20 +110,20 @@ class Lock {
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                     std::optional<std::chrono::milliseconds> lease,
                     std::error_code& ec) {
-    return try_lock_for(ceil_ms(wait), lease, ec);
+    return try_lock_for(detail::wait_ms(wait), lease, ec);
   }
   ///@}
   /// Waits until `deadline` of any clock (watchdog lease); a deadline already
   /// passed makes one attempt. The time left is measured once, at the call.
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_for(time_left(deadline));
+    return try_lock_for(detail::time_left(deadline));
   }
   /// As above: false with ec clear when not got in time, ec set on failure.
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
                       std::error_code& ec) {
-    return try_lock_for(time_left(deadline), ec);
+    return try_lock_for(detail::time_left(deadline), ec);
   }
   /// Releases one hold of this thread. Never throws (std::unique_lock calls
   /// it from a destructor); does nothing when this thread does not hold it.
@@ -207,19 +208,19 @@ class Lock {
   std::optional<Lease> try_acquire_for(std::chrono::milliseconds wait);
   template <class Rep, class Period>
   std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_acquire_for(ceil_ms(wait));
+    return try_acquire_for(detail::wait_ms(wait));
   }
   template <class Rep, class Period>
   std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
                                        std::error_code& ec) {
-    return try_acquire_for(ceil_ms(wait), std::nullopt, ec);
+    return try_acquire_for(detail::wait_ms(wait), std::nullopt, ec);
   }
   std::optional<Lease> try_acquire_for(std::chrono::milliseconds wait,
                                        std::chrono::milliseconds lease);
   template <class Rep, class Period>
   std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
                                        std::chrono::milliseconds lease) {
-    return try_acquire_for(ceil_ms(wait), lease);
+    return try_acquire_for(detail::wait_ms(wait), lease);
   }
   ///@}
   ///@{
@@ -232,7 +233,7 @@ class Lock {
   std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
                                        std::optional<std::chrono::milliseconds> lease,
                                        std::error_code& ec) {
-    return try_acquire_for(ceil_ms(wait), lease, ec);
+    return try_acquire_for(detail::wait_ms(wait), lease, ec);
   }
   ///@}
 
@@ -275,26 +276,6 @@ class Lock {
   ///@}
 
  private:
-  /// A wait in whole milliseconds, rounded away from zero: up for a wait (a
-  /// 1 us wait must not become a zero wait), down for a negative one (which
-  /// must stay negative, to be rejected, rather than become zero). A wait
-  /// too long for milliseconds (seconds::max()) saturates to
-  /// milliseconds::max(), which waits as long as it takes.
-  template <class Rep, class Period>
-  static std::chrono::milliseconds ceil_ms(const std::chrono::duration<Rep, Period>& d) {
-    using Ms = std::chrono::duration<long double, std::milli>;
-    if (Ms(d) >= Ms(std::chrono::milliseconds::max())) return std::chrono::milliseconds::max();
-    if (d < std::chrono::duration<Rep, Period>::zero()) {
-      return std::chrono::floor<std::chrono::milliseconds>(d);
-    }
-    return std::chrono::ceil<std::chrono::milliseconds>(d);
-  }
-  /// The time from now until `deadline`, zero when it has passed.
-  template <class Clock, class Duration>
-  static auto time_left(const std::chrono::time_point<Clock, Duration>& deadline) {
-    const auto left = deadline - Clock::now();
-    return left > decltype(left)::zero() ? left : decltype(left)::zero();
-  }
   bool try_lock_for_ms(std::chrono::milliseconds wait,
                        std::optional<std::chrono::milliseconds> lease);
 

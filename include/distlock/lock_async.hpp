@@ -68,11 +68,12 @@ auto Lock::async_acquire(Token&& token) {
 template <class Rep, class Period, class Token>
 auto Lock::async_try_acquire_for(const std::chrono::duration<Rep, Period>& wait, Token&& token) {
   return detail::initiate_acquire<Token, void(std::error_code, std::optional<Lease>),
-                                  std::optional<Lease>>(
-      std::forward<Token>(token), *this, ceil_ms(wait), [](Lease l) -> std::optional<Lease> {
-        if (!l.valid()) return std::nullopt;
-        return std::optional<Lease>(std::move(l));
-      });
+                                  std::optional<Lease>>(std::forward<Token>(token), *this,
+                                                        detail::wait_ms(wait),
+                                                        [](Lease l) -> std::optional<Lease> {
+                                                          if (!l.valid()) return std::nullopt;
+                                                          return std::optional<Lease>(std::move(l));
+                                                        });
 }
 
 template <class Token>

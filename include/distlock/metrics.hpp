@@ -1,5 +1,5 @@
 /// \file
-/// Metrics of one Client (issue 14): what its primitives did, as plain data,
+/// Metrics of one Client: what its primitives did, as plain data,
 /// and their rendering in the Prometheus text exposition format (0.0.4).
 ///
 /// Recording costs a few relaxed atomic increments per operation (no lock, no

@@ -1,5 +1,5 @@
 /// \file
-/// A tiny HTTP endpoint for Prometheus (issue 14): GET /metrics answers
+/// A tiny HTTP endpoint for Prometheus: GET /metrics answers
 /// prometheus_text() of a Client or a RedlockGroup with Content-Type
 /// "text/plain; version=0.0.4".
 #pragma once

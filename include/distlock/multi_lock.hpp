@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "distlock/lock.hpp"
+#include "distlock/wait_time.hpp"
 
 namespace distlock {
 
@@ -89,13 +90,13 @@ class MultiLock {
   /// were got in time, never before `wait` has passed.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_lock_for_ms(ceil_ms(wait), std::nullopt);
+    return try_lock_for_ms(detail::wait_ms(wait), std::nullopt);
   }
   /// As above: false with ec clear when not got in time, ec set on failure
   /// (invalid_argument for a negative wait).
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::error_code& ec) {
-    return try_lock_for(ceil_ms(wait), std::nullopt, ec);
+    return try_lock_for(detail::wait_ms(wait), std::nullopt, ec);
   }
   ///@{
   /// Waits at most `wait`; every part gets a fixed lease of `lease`.
@@ -103,7 +104,7 @@ class MultiLock {
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                     std::chrono::milliseconds lease) {
-    return try_lock_for(ceil_ms(wait), lease);
+    return try_lock_for(detail::wait_ms(wait), lease);
   }
   ///@}
   ///@{
@@ -116,7 +117,7 @@ class MultiLock {
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                     std::optional<std::chrono::milliseconds> lease,
                     std::error_code& ec) {
-    return try_lock_for(ceil_ms(wait), lease, ec);
+    return try_lock_for(detail::wait_ms(wait), lease, ec);
   }
   ///@}
   ///@{
@@ -125,12 +126,12 @@ class MultiLock {
   /// once, at the call.
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_for(time_left(deadline));
+    return try_lock_for(detail::time_left(deadline));
   }
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
                       std::error_code& ec) {
-    return try_lock_for(time_left(deadline), ec);
+    return try_lock_for(detail::time_left(deadline), ec);
   }
   ///@}
 
@@ -159,21 +160,6 @@ class MultiLock {
   const std::vector<Lock>& parts() const noexcept { return *parts_; }
 
  private:
-  /// As Lock's: rounded away from zero; saturates at milliseconds::max().
-  template <class Rep, class Period>
-  static std::chrono::milliseconds ceil_ms(const std::chrono::duration<Rep, Period>& d) {
-    using Ms = std::chrono::duration<long double, std::milli>;
-    if (Ms(d) >= Ms(std::chrono::milliseconds::max())) return std::chrono::milliseconds::max();
-    if (d < std::chrono::duration<Rep, Period>::zero()) {
-      return std::chrono::floor<std::chrono::milliseconds>(d);
-    }
-    return std::chrono::ceil<std::chrono::milliseconds>(d);
-  }
-  template <class Clock, class Duration>
-  static auto time_left(const std::chrono::time_point<Clock, Duration>& deadline) {
-    const auto left = deadline - Clock::now();
-    return left > decltype(left)::zero() ? left : decltype(left)::zero();
-  }
   bool try_lock_for_ms(std::chrono::milliseconds wait,
                        std::optional<std::chrono::milliseconds> lease);
 

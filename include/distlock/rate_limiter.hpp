@@ -9,6 +9,8 @@
 #include <string>
 #include <system_error>
 
+#include "distlock/wait_time.hpp"
+
 namespace distlock {
 
 namespace sync {
@@ -70,13 +72,13 @@ class RateLimiter {
   /// `wait`; false (nothing taken) when they are not due within it.
   template <class Rep, class Period>
   bool try_acquire_for(std::int64_t n, const std::chrono::duration<Rep, Period>& wait) {
-    return try_acquire_for_ms(n, std::chrono::ceil<std::chrono::milliseconds>(wait));
+    return try_acquire_for_ms(n, detail::wait_ms(wait));
   }
   template <class Rep, class Period>
   bool try_acquire_for(std::int64_t n,
                        const std::chrono::duration<Rep, Period>& wait,
                        std::error_code& ec) {
-    return try_acquire_for_ms(n, std::chrono::ceil<std::chrono::milliseconds>(wait), ec);
+    return try_acquire_for_ms(n, detail::wait_ms(wait), ec);
   }
   bool try_acquire_until(std::int64_t n, std::chrono::steady_clock::time_point deadline);
   bool try_acquire_until(std::int64_t n,

@@ -1,6 +1,6 @@
 /// \file
 /// distlock::RedlockGroup and RedlockLock: the Redlock algorithm over N
-/// independent Redis masters (issue 13, item 5). Docs: docs/redlock.md.
+/// independent Redis masters. Docs: docs/redlock.md.
 #pragma once
 
 #include <chrono>
@@ -15,6 +15,7 @@
 
 #include "distlock/lease.hpp"
 #include "distlock/metrics.hpp"
+#include "distlock/wait_time.hpp"
 
 namespace distlock {
 
@@ -187,37 +188,37 @@ class RedlockLock {
   /// Waits at most `wait` (watchdog lease); false when not got in time.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_lock_ms(ceil_ms(wait), std::nullopt);
+    return try_lock_ms(detail::wait_ms(wait), std::nullopt);
   }
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::error_code& ec) {
-    return try_lock_ms(ceil_ms(wait), std::nullopt, ec);
+    return try_lock_ms(detail::wait_ms(wait), std::nullopt, ec);
   }
   ///@}
   /// Waits at most `wait`; holds with a fixed `lease`.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                     std::chrono::milliseconds lease) {
-    return try_lock_ms(ceil_ms(wait), lease);
+    return try_lock_ms(detail::wait_ms(wait), lease);
   }
   /// `lease` nullopt is the watchdog lease.
   template <class Rep, class Period>
   bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
                     std::optional<std::chrono::milliseconds> lease,
                     std::error_code& ec) {
-    return try_lock_ms(ceil_ms(wait), lease, ec);
+    return try_lock_ms(detail::wait_ms(wait), lease, ec);
   }
   ///@{
   /// Waits until `deadline` of any clock (measured once, at the call); a
   /// deadline already passed makes one attempt.
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_for(time_left(deadline));
+    return try_lock_for(detail::time_left(deadline));
   }
   template <class Clock, class Duration>
   bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
                       std::error_code& ec) {
-    return try_lock_for(time_left(deadline), ec);
+    return try_lock_for(detail::time_left(deadline), ec);
   }
   ///@}
   /// Releases this thread's hold on every node. Never throws; does nothing
@@ -251,20 +252,20 @@ class RedlockLock {
   /// Waits at most `wait`; nullopt when not got in time.
   template <class Rep, class Period>
   std::optional<RedlockLease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_acquire_ms(ceil_ms(wait), std::nullopt);
+    return try_acquire_ms(detail::wait_ms(wait), std::nullopt);
   }
   /// With a fixed `lease` (never extended).
   template <class Rep, class Period>
   std::optional<RedlockLease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
                                               std::chrono::milliseconds lease) {
-    return try_acquire_ms(ceil_ms(wait), lease);
+    return try_acquire_ms(detail::wait_ms(wait), lease);
   }
   /// `lease` nullopt is the watchdog lease; never throws.
   template <class Rep, class Period>
   std::optional<RedlockLease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
                                               std::optional<std::chrono::milliseconds> lease,
                                               std::error_code& ec) {
-    return try_acquire_ms(ceil_ms(wait), lease, ec);
+    return try_acquire_ms(detail::wait_ms(wait), lease, ec);
   }
 
   /// The name it was made with.
@@ -275,20 +276,6 @@ class RedlockLock {
   RedlockLock(std::shared_ptr<sync::RedlockCore> core, std::string name);
 
  private:
-  template <class Rep, class Period>
-  static std::chrono::milliseconds ceil_ms(const std::chrono::duration<Rep, Period>& d) {
-    using Ms = std::chrono::duration<long double, std::milli>;
-    if (Ms(d) >= Ms(std::chrono::milliseconds::max())) return std::chrono::milliseconds::max();
-    if (d < std::chrono::duration<Rep, Period>::zero()) {
-      return std::chrono::floor<std::chrono::milliseconds>(d);
-    }
-    return std::chrono::ceil<std::chrono::milliseconds>(d);
-  }
-  template <class Clock, class Duration>
-  static auto time_left(const std::chrono::time_point<Clock, Duration>& deadline) {
-    const auto left = deadline - Clock::now();
-    return left > decltype(left)::zero() ? left : decltype(left)::zero();
-  }
   void lock_ms(std::optional<std::chrono::milliseconds> lease,
                std::error_code& ec,
                std::string& message);

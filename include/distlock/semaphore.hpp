@@ -1,7 +1,7 @@
 /// \file
 /// distlock::Semaphore: a counting semaphore on Redis whose permits come back
 /// when their holder dies, and distlock::Permit, a handle-owned holding of
-/// permits with its own lease (issue 12). Layout and faults: docs/semaphore.md.
+/// permits with its own lease. Layout and faults: docs/semaphore.md.
 #pragma once
 
 #include <chrono>
@@ -11,6 +11,8 @@
 #include <stop_token>
 #include <string>
 #include <system_error>
+
+#include "distlock/wait_time.hpp"
 
 namespace distlock {
 
@@ -151,18 +153,13 @@ class Semaphore {
   /// A negative wait is invalid_argument.
   template <class Rep, class Period>
   bool try_acquire_for(std::int64_t n, std::chrono::duration<Rep, Period> wait) {
-    if (wait < wait.zero()) negative_wait("try_acquire_for");
-    return try_acquire_until(n, std::chrono::steady_clock::now() + clamp(wait));
+    return try_acquire_for_ms(n, detail::wait_ms(wait));
   }
   template <class Rep, class Period>
   bool try_acquire_for(std::int64_t n,
                        std::chrono::duration<Rep, Period> wait,
                        std::error_code& ec) {
-    if (wait < wait.zero()) {
-      ec = negative_wait_code();
-      return false;
-    }
-    return try_acquire_until(n, std::chrono::steady_clock::now() + clamp(wait), ec);
+    return try_acquire_for_ms(n, detail::wait_ms(wait), ec);
   }
   bool try_acquire_until(std::int64_t n, std::chrono::steady_clock::time_point deadline);
   bool try_acquire_until(std::int64_t n,
@@ -251,16 +248,8 @@ class Semaphore {
   ///@}
 
  private:
-  [[noreturn]] static void negative_wait(const char* call);
-  static std::error_code negative_wait_code() noexcept;
-  template <class Rep, class Period>
-  static std::chrono::steady_clock::duration clamp(std::chrono::duration<Rep, Period> d) {
-    /// A wait beyond ~100 years would overflow the deadline: it is forever.
-    constexpr auto kMax = std::chrono::hours(24 * 365 * 100);
-    if (d > kMax) return kMax;
-    if (d < d.zero()) return std::chrono::steady_clock::duration::zero();
-    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
-  }
+  bool try_acquire_for_ms(std::int64_t n, std::chrono::milliseconds wait);
+  bool try_acquire_for_ms(std::int64_t n, std::chrono::milliseconds wait, std::error_code& ec);
 
   std::shared_ptr<sync::SemaphoreState> state_;
 };

@@ -34,7 +34,7 @@ struct Renewal {
     // A read-write lock's hold: `member` is a field of the hash `key`; a read
     // hold's `key2` is its timeout-key prefix (renew.lua's 'r' branch).
     rw_hold = 'r',
-    // A semaphore holder (issue 12): `member` has a lease deadline in the
+    // A semaphore holder: `member` has a lease deadline in the
     // zset `key`; renewing moves it to the server's TIME + the lease.
     permit_holder = 'p',
   };
@@ -80,7 +80,7 @@ class LeaseState {
   // Set when release starts: the watchdog stops renewing it.
   std::atomic<bool> released{false};
   std::optional<std::uint64_t> fencing_token;  // written before `active`
-  HoldRecord hold_record;                      // metrics (issue 14): started before `active`
+  HoldRecord hold_record;                      // metrics: started before `active`
 
   // Extends the deadline to sent + believed (never shortens it). `sent` is
   // when the acquire or renewal that confirmed the lease was sent.

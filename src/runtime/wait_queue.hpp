@@ -28,7 +28,7 @@ class Waiter {
   virtual void wake() = 0;
   // A message on its channel chose this waiter: by default, wake(). A waiter
   // whose channel is its own (a fair lock's, whose release publishes the
-  // grant there) reads the payload instead of retrying (issue 11).
+  // grant there) reads the payload instead of retrying.
   virtual void message(std::string_view payload) {
     (void)payload;
     wake();

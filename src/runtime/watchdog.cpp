@@ -17,7 +17,7 @@ struct RenewalFailureCounts {
   std::atomic<std::size_t> connection_lost{0};
   std::atomic<std::size_t> other{0};
   std::atomic<std::size_t> not_replicated{0};
-  Metrics* metrics = nullptr;  // renewals by outcome (issue 14)
+  Metrics* metrics = nullptr;  // renewals by outcome
 
   void count(std::error_code ec) {
     if (ec == errc::timeout) {

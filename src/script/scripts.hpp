@@ -21,7 +21,7 @@ struct Scripts {
   Script rw_write_release;
   Script simple_acquire;
   Script simple_release;
-  // issue 12: the countdown latch and the rate limiter
+  // The countdown latch and the rate limiter
   Script latch_try_set_count;
   Script latch_count_down;
   Script latch_wait;

@@ -64,7 +64,7 @@ class AcquireOp final : public net::Completion,
   void acked(std::uint64_t attempt, std::error_code ec, std::int64_t acked);
   // The rest of complete() once a reply (and its acknowledgement) is known.
   void settle(Attempt attempt, Clock::time_point now);
-  // Counts the finished op in the Client's metrics (issue 14).
+  // Counts the finished op in the Client's metrics.
   void record(const AcquireOutcome& outcome) const noexcept;
 
   Services& client_;

@@ -61,7 +61,7 @@ class AcquireStep {
   // never handed out as a lease that is invalid from the start.
   virtual std::chrono::nanoseconds validity() const { return std::chrono::nanoseconds::max(); }
 
-  // Optional hooks (issue 11, the fair lock; the defaults do nothing).
+  // Optional hooks (the fair lock uses them; the defaults do nothing).
   // A message on channel() with `payload`, while no attempt is in flight:
   // a Granted when it hands the step the holding without another attempt
   // (then acquired() follows with its `since`); nullopt just retries.

@@ -22,7 +22,7 @@ void HoldingStep::acquired(const Attempt& attempt, Clock::time_point sent) {
 
 void HoldingStep::undo() {
   // Sent until the server answers: a cleanup lost too would leave a hold the
-  // owner does not know of (issue 8).
+  // owner does not know of.
   cleanup_ = PendingRelease::start(client_, state_, count_after_, false, false);
 }
 

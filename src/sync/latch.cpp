@@ -7,6 +7,7 @@
 #include "distlock/error.hpp"
 #include "script/scripts.hpp"
 #include "sync/latch_ops.hpp"
+#include "sync/lock_args.hpp"
 #include "sync/services.hpp"
 
 namespace distlock {
@@ -141,7 +142,11 @@ bool Latch::wait_for_ms(std::chrono::milliseconds wait, std::error_code& ec) {
     ec = errc::invalid_argument;
     return false;
   }
-  return wait_until(std::chrono::steady_clock::now() + wait, ec);
+  // No deadline for a wait too long for the clock (milliseconds::max()).
+  const auto outcome = sync::acquire_step_blocking(
+      *client_, std::make_unique<sync::LatchStep>(names_), sync::deadline_after(wait));
+  ec = outcome.ec;
+  return !ec && outcome.acquired;
 }
 
 bool Latch::wait_for_ms(std::chrono::milliseconds wait) {
@@ -149,7 +154,10 @@ bool Latch::wait_for_ms(std::chrono::milliseconds wait) {
     throw Error(errc::invalid_argument,
                 "latch wait is " + std::to_string(wait.count()) + " ms; it must be >= 0");
   }
-  return wait_until(std::chrono::steady_clock::now() + wait);
+  const auto outcome = sync::acquire_step_blocking(
+      *client_, std::make_unique<sync::LatchStep>(names_), sync::deadline_after(wait));
+  throw_if(outcome.ec, outcome.message);
+  return outcome.acquired;
 }
 
 Latch Client::latch(std::string name) {

@@ -1,4 +1,4 @@
-// Latch's async waits (issue 12): the blocking wait's LatchStep on the
+// Latch's async waits: the blocking wait's LatchStep on the
 // shared AcquireOp, without the blocking wait. A wait holds nothing, so
 // cancellation only leaves the channel's waiters.
 #include "distlock/latch_async.hpp"

@@ -70,7 +70,7 @@ ReleaseResult release_blocking(Services& client,
 // (release.lua is idempotent per expected count, so repeats are harmless)
 // or the Client closes. Until then the holder's next lock or unlock of that
 // name waits for it: re-entering a hold whose count on the server is unknown
-// would reuse its fencing token and make the counts disagree (issue 8).
+// would reuse its fencing token and make the counts disagree.
 class PendingRelease final : public net::Completion,
                              public std::enable_shared_from_this<PendingRelease> {
  public:

@@ -1,4 +1,4 @@
-// distlock::Permit (issue 12): the handle over a PermitHolding, released by
+// distlock::Permit: the handle over a PermitHolding, released by
 // retiring its holder (semaphore_release.lua with n = all).
 #include "distlock/error.hpp"
 #include "distlock/semaphore.hpp"

@@ -9,6 +9,7 @@
 #include "distlock/error.hpp"
 #include "script/scripts.hpp"
 #include "sync/latch_ops.hpp"
+#include "sync/lock_args.hpp"
 #include "sync/rate_limiter_step.hpp"
 #include "sync/services.hpp"
 
@@ -122,7 +123,10 @@ bool RateLimiter::try_acquire_for_ms(std::int64_t n,
     ec = errc::invalid_argument;
     return false;
   }
-  return try_acquire_until(n, std::chrono::steady_clock::now() + wait, ec);
+  // No deadline for a wait too long for the clock (milliseconds::max()).
+  const auto deadline = sync::deadline_after(wait);
+  std::string what;
+  return run(n, deadline ? &*deadline : nullptr, ec, what);
 }
 
 bool RateLimiter::try_acquire_for_ms(std::int64_t n, std::chrono::milliseconds wait) {
@@ -130,7 +134,12 @@ bool RateLimiter::try_acquire_for_ms(std::int64_t n, std::chrono::milliseconds w
     throw Error(errc::invalid_argument, "rate limiter '" + *name_ + "': wait is " +
                                             std::to_string(wait.count()) + " ms; it must be >= 0");
   }
-  return try_acquire_until(n, std::chrono::steady_clock::now() + wait);
+  std::error_code ec;
+  std::string what;
+  const auto deadline = sync::deadline_after(wait);
+  const bool got = run(n, deadline ? &*deadline : nullptr, ec, what);
+  if (ec) throw Error(ec, what);
+  return got;
 }
 
 void RateLimiter::acquire(std::int64_t n, std::error_code& ec) {

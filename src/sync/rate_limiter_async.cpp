@@ -1,4 +1,4 @@
-// RateLimiter's async acquires (issue 12): the blocking acquire's
+// RateLimiter's async acquires: the blocking acquire's
 // RateLimiterStep on the shared AcquireOp, without the blocking wait (the
 // sleep is the op's timer on the I/O thread).
 #include "distlock/rate_limiter_async.hpp"

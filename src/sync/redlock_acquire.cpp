@@ -1,5 +1,5 @@
 // RedlockCore's acquire and release: one fan-out per attempt, counted as the
-// answers arrive (issue 13, Redlock).
+// answers arrive.
 #include <random>
 
 #include "distlock/error.hpp"

@@ -1,5 +1,5 @@
 // One Redlock fan-out: the same script sent to every node of a group at once,
-// and its answers counted as they arrive (issue 13, Redlock). No thread per
+// and its answers counted as they arrive. No thread per
 // node: each node's Client sends it on its own I/O thread, and the caller
 // waits on the Ballot for a decision or the node timeout.
 #pragma once

@@ -1,4 +1,4 @@
-// The shared state of a RedlockGroup (issue 13, Redlock): its nodes (one
+// The shared state of a RedlockGroup: its nodes (one
 // Client each), the attempt / extend / release of one hold on all of them at
 // once, the calling threads' holds, and the group's watchdog thread. The
 // public RedlockGroup, RedlockLock and RedlockLease are thin handles on it.

@@ -1,7 +1,7 @@
 // RedlockCore's watchdog: one thread per group (started with its first
 // watchdog hold) that extends every due hold on all nodes at once, and marks
 // a hold lost the moment an extension does not reach a majority within the
-// validity, or a fixed lease runs out (issue 13, Redlock).
+// validity, or a fixed lease runs out.
 #include "script/scripts.hpp"
 #include "sync/redlock_core.hpp"
 

@@ -1,16 +1,17 @@
-// Semaphore's public members and the Client's factory (issue 12): validate
+// Semaphore's public members and the Client's factory: validate
 // at the API, then forward to the Client-held state or the scripts.
 #include "distlock/semaphore.hpp"
 
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "runtime/watchdog.hpp"
+#include "sync/lock_args.hpp"
 #include "sync/semaphore_client_permits.hpp"
 
 namespace distlock {
 namespace {
 
-// Counts must be positive everywhere (issue 12); checked before any I/O.
+// Counts must be positive everywhere; checked before any I/O.
 bool bad_count(std::int64_t n, std::error_code& ec) {
   if (n > 0) return false;
   ec = make_error_code(errc::invalid_argument);
@@ -26,15 +27,11 @@ std::string count_message(const char* call, std::int64_t n) {
          std::to_string(n);
 }
 
-}  // namespace
-
-void Semaphore::negative_wait(const char* call) {
+[[noreturn]] void negative_wait(const char* call) {
   throw Error(errc::invalid_argument, std::string("semaphore ") + call + ": the wait is negative");
 }
 
-std::error_code Semaphore::negative_wait_code() noexcept {
-  return make_error_code(errc::invalid_argument);
-}
+}  // namespace
 
 Semaphore::Semaphore(std::shared_ptr<sync::Services> client, std::string name)
     : state_(sync::SemaphoreState::of(std::move(client), std::move(name))) {}
@@ -123,6 +120,27 @@ bool Semaphore::try_acquire(std::int64_t n) {
   return try_acquire_until(n, std::chrono::steady_clock::time_point::min());
 }
 
+bool Semaphore::try_acquire_for_ms(std::int64_t n, std::chrono::milliseconds wait) {
+  if (wait < wait.zero()) negative_wait("try_acquire_for");
+  if (n <= 0) throw Error(errc::invalid_argument, count_message("try_acquire", n));
+  std::error_code ec;
+  const bool acquired = try_acquire_for_ms(n, wait, ec);
+  throw_if(ec, "semaphore try_acquire");
+  return acquired;
+}
+
+bool Semaphore::try_acquire_for_ms(std::int64_t n,
+                                   std::chrono::milliseconds wait,
+                                   std::error_code& ec) {
+  ec.clear();
+  if (wait < wait.zero()) {
+    ec = errc::invalid_argument;
+    return false;
+  }
+  if (bad_count(n, ec)) return false;
+  return state_->acquire(n, sync::deadline_after(wait), ec);
+}
+
 bool Semaphore::try_acquire_until(std::int64_t n,
                                   std::chrono::steady_clock::time_point deadline,
                                   std::error_code& ec) {
@@ -199,7 +217,7 @@ std::optional<Permit> Semaphore::try_acquire_permit(
     std::chrono::milliseconds wait,
     std::optional<std::chrono::milliseconds> lease) {
   if (wait < wait.zero()) negative_wait("try_acquire_permit");
-  return acquire_permit_until(*state_, n, std::chrono::steady_clock::now() + clamp(wait), lease);
+  return acquire_permit_until(*state_, n, sync::deadline_after(wait), lease);
 }
 
 Semaphore Client::semaphore(std::string name) {

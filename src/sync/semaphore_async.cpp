@@ -1,4 +1,4 @@
-// Semaphore's async acquires (issue 12): the blocking forms' acquire loop
+// Semaphore's async acquires: the blocking forms' acquire loop
 // without the blocking wait. The Client's permits run on its shared holder
 // (SemaphoreState); a Permit's on its own holder, as the blocking forms.
 #include "distlock/semaphore_async.hpp"

@@ -1,4 +1,4 @@
-// The permits one Client holds of one semaphore (issue 12): one holder id on
+// The permits one Client holds of one semaphore: one holder id on
 // the server per (Client, name) at a time, with a count, renewed by the
 // watchdog while the count or an acquire in flight needs it.
 #pragma once

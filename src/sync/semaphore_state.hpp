@@ -1,4 +1,4 @@
-// The semaphore's parts below its public API (issue 12): its keys, a holding
+// The semaphore's parts below its public API: its keys, a holding
 // of permits (one holder id on the server with a lease), the acquire step on
 // the shared AcquireLoop, and the blocking calls of its three scripts.
 #pragma once

@@ -39,7 +39,7 @@ struct Services {
   runtime::Watchdog& watchdog;
   runtime::Waiters& waiters;
   PendingReleases& pending_releases;
-  runtime::Metrics& metrics;             // issue 14
+  runtime::Metrics& metrics;
   runtime::LongHoldMonitor& long_holds;  // I/O thread only
 
   // One command, blocking, routed by its first argument after the verb (the

@@ -1,5 +1,5 @@
 // SimpleLock's construction and the Client's factories; every member
-// forwards to a Lock built on SimplePrimitive (the seam of issue 10), so the
+// forwards to a Lock built on SimplePrimitive (the shared primitive seam), so the
 // holds, leases, pending releases and waiting are Lock's own.
 #include "distlock/simple_lock.hpp"
 

@@ -84,7 +84,7 @@ AcquireOutcome acquire_for_thread(const std::shared_ptr<Services>& client,
   auto& holds = thread_holds();
   if (auto it = holds.find(key); it != holds.end() && it->second.pending) {
     // Never re-enter a hold whose count on the server is unknown: that would
-    // reuse its fencing token and leave the counts apart (issue 8).
+    // reuse its fencing token and leave the counts apart.
     const auto limit = Clock::now() + client->options.command_timeout;
     const bool user_first = deadline && *deadline < limit;
     std::error_code ignored;

@@ -26,7 +26,7 @@ using std::chrono::milliseconds;
 // The calling thread acquires `primitive` (a re-entry when it holds it and
 // the primitive is reentrant): `wait` nullopt waits as long as it takes,
 // zero tries once; `lease` nullopt is the watchdog lease. A pending release
-// of the thread's earlier hold is settled first (issue 8). Refuses with
+// of the thread's earlier hold is settled first. Refuses with
 // invalid_argument, sending nothing, a non-reentrant primitive held by the
 // thread when `wait` is nullopt (it would wait for itself; a try returns
 // not acquired), and a primitive whose refused_over() kind the thread holds

@@ -1,4 +1,4 @@
-// A master found and followed through Redis Sentinel (issue 13, item 3): like
+// A master found and followed through Redis Sentinel: like
 // Standalone, one data connection and one pub/sub connection to the master,
 // but the master's address comes from the sentinels (ClientOptions::seeds,
 // sentinel_master, sentinel_username/password) and changes on a failover.

@@ -1,6 +1,6 @@
-// Topology: which connection serves a key. Standalone now; Sentinel, Cluster
-// (slot routing, MOVED/ASK) and a Redlock group implement the same interface
-// later, so the primitives never know which one they run on.
+// Topology: which connection serves a key. Standalone, Sentinel and Cluster
+// (slot routing, MOVED/ASK) implement the same interface, so the primitives
+// never know which one they run on; a RedlockGroup holds one per master.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +33,7 @@ class Topology {
   virtual std::uint64_t batch_group(std::string_view key) const = 0;
   // Makes the first connections; throws Error on failure.
   virtual void connect() = 0;
-  // connect() without blocking or failing (issue 13, Redlock: a node may be
+  // connect() without blocking or failing (Redlock: a node may be
   // down when its group is made): calls queue until the connections are up,
   // and failed connects retry with backoff until close(). The default
   // starts data_for("")'s connection, which is all a single server has.

@@ -1,4 +1,4 @@
--- Take n permits of a semaphore for a holder, all or nothing (issue 12).
+-- Take n permits of a semaphore for a holder, all or nothing.
 -- KEYS[1]  the semaphore's name: its available permits (a string integer, as
 --          Redisson's RSemaphore; may be negative)
 -- KEYS[2]  holders' leases: zset holder -> lease deadline in server ms

@@ -1,4 +1,4 @@
--- The semaphore's counter operations (issue 12). KEYS as semaphore_acquire.lua.
+-- The semaphore's counter operations. KEYS as semaphore_acquire.lua.
 -- ARGV[1]  'set': sets the available permits to ARGV[2] unless the name
 --                 exists; returns 1 when it set them, else 0
 --          'add': adds ARGV[2] (may be negative); returns the new value

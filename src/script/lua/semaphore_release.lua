@@ -1,4 +1,4 @@
--- Give back permits a holder holds (issue 12). KEYS as semaphore_acquire.lua.
+-- Give back permits a holder holds. KEYS as semaphore_acquire.lua.
 -- ARGV[1]  the holder
 -- ARGV[2]  n, or '0' for all it holds
 -- ARGV[3]  '1' retires the holder: it also gives back any rest (permits of
