@@ -40,6 +40,16 @@ void await_queued(Client& c, const std::string& name, long long n) {
       << "expected " << n << " waiters queued, the server shows " << queued(c, name);
 }
 
+// Waits until a waiter that started after `before` script calls has made its
+// attempt after subscribing (the first attempt queues it, the subscription's
+// confirmation triggers the second): from then on only a message, or a
+// fallback, can hand it the lock. Every Client of the test needs a long
+// watchdog lease: a renewal is a script call too.
+void await_settled(Client& c, long long before) {
+  ASSERT_TRUE(eventually([&] { return test::evalsha_calls(c) >= before + 2; }, 30s))
+      << "the waiter did not make its attempt after subscribing";
+}
+
 TEST(FairLock, ReentryCountsAndOnlyTheLastUnlockFreesIt) {
   RedisServer server;
   Client client(options_for(server));
@@ -134,11 +144,12 @@ TEST(FairLock, AChainOfFixedLeasesThatExpireWithoutUnlockingHandsOnInOrder) {
 
 TEST(FairLock, AWaiterGetsTheLockRightAfterAnUnlockNotOnExpiry) {
   RedisServer server;
-  Client a(options_for(server));
-  Client b(options_for(server));
+  Client a(options_for(server, 10min));
+  Client b(options_for(server, 10min));
   Lock held = a.fair_lock("fair-handoff");
   held.lock(10min);  // only the handoff can explain a waiter getting in
   Lock waiter = b.fair_lock("fair-handoff");
+  const long long before = test::evalsha_calls(a);
   auto got = std::async(std::launch::async, [&] {
     // The watchdog lease: taken from the grant. Its wait outlasts the bound
     // below, so no last attempt at its deadline can explain getting in.
@@ -147,6 +158,7 @@ TEST(FairLock, AWaiterGetsTheLockRightAfterAnUnlockNotOnExpiry) {
     return in;
   });
   await_queued(a, "fair-handoff", 1);
+  await_settled(a, before);
   held.unlock();
   const bool handed = got.wait_for(30s) == std::future_status::ready;
   if (!handed) b.close();  // ends the wait (it then throws closed)
@@ -282,11 +294,13 @@ TEST(FairLock, AGrantCarriesAFencingTokenAboveThePreviousHolders) {
   const auto t1 = first.fencing_token();
   ASSERT_TRUE(t1.has_value());
   Lock second = b.fenced_fair_lock("fair-fenced");
+  const long long before = test::evalsha_calls(a);
   auto next = std::async(std::launch::async, [&] {
     auto lease = second.try_acquire_for(10min);
     return lease ? lease->fencing_token() : std::nullopt;
   });
   await_queued(a, "fair-fenced", 1);
+  await_settled(a, before);
   first.unlock();
   const bool granted = next.wait_for(20s) == std::future_status::ready;
   if (!granted) b.close();  // ends the wait (it then throws closed)
@@ -304,8 +318,10 @@ TEST(FairLock, AsyncAcquireWaitsInLineAndGetsTheGrant) {
   Client b(options_for(server, 10min));
   Lock held = a.fair_lock("fair-async");
   held.lock();
+  const long long before = test::evalsha_calls(a);
   auto pending = b.fair_lock("fair-async").async_acquire(asio::use_future);
   await_queued(a, "fair-async", 1);
+  await_settled(a, before);
   held.unlock();
   const bool granted = pending.wait_for(20s) == std::future_status::ready;
   if (!granted) b.close();  // ends the wait (the future then holds closed)
@@ -326,6 +342,7 @@ TEST(FairLock, ForceUnlockGrantsTheLockToTheHeadWaiter) {
   Lock held = a.fair_lock("fair-forced");
   held.lock();
   Lock waiter = b.fair_lock("fair-forced");
+  const long long before = test::evalsha_calls(a);
   auto got = std::async(std::launch::async, [&] {
     const bool in = waiter.try_lock_for(10min);
     const bool mine = in && waiter.is_held_by_current_thread();
@@ -333,6 +350,7 @@ TEST(FairLock, ForceUnlockGrantsTheLockToTheHeadWaiter) {
     return mine;
   });
   await_queued(a, "fair-forced", 1);
+  await_settled(a, before);
   EXPECT_TRUE(admin.fair_lock("fair-forced").force_unlock()) << "it was held";
   const bool granted = got.wait_for(20s) == std::future_status::ready;
   if (!granted) b.close();  // ends the wait (it then throws closed)

@@ -249,9 +249,13 @@ TEST(SimpleLock, AWaiterIsWokenByTheMessageOfADistlockUnlock) {
   SimpleLock held = a.simple_lock("handoff");
   held.lock();
   SimpleLock waiter = b.simple_lock("handoff");
+  const long long before = evalsha_calls(a);
   auto got = std::async(std::launch::async,
                         [&] { return waiter.try_lock_for(10min) && (waiter.unlock(), true); });
   ASSERT_TRUE(waiter_subscribed(a, "handoff"));
+  // Its attempt after subscribing (the second) found the key held: from then
+  // on only a message can wake it.
+  ASSERT_TRUE(polled(a, before, 2)) << "the waiter did not make its attempt after subscribing";
   held.unlock();
   const bool woken = got.wait_for(20s) == std::future_status::ready;
   if (!woken) b.close();  // ends the wait (it then throws closed)
