@@ -10,6 +10,7 @@
 
 #include "distlock/distlock.hpp"
 #include "fault/fault_support.hpp"
+#include "support/tcp_proxy.hpp"
 
 namespace distlock::fault {
 namespace {
@@ -27,25 +28,29 @@ std::string fence_counter(Client& admin, const std::string& name) {
   return v.is_nil() ? "0" : v.as_string();
 }
 
-// The data connection is killed and the server stalls while the Client
-// reconnects, so the unlock's reply never comes (the release may not even
-// have been sent). It stays pending and is sent again once the server
-// answers; a second unlock waits for it and reports how it ended.
-TEST(SimpleLockPending, AnUnlockWithoutAReplyIsSentAgainAndTheRepeatReportsItsSuccess) {
+// The unlock's bytes are held by a proxy until its reply times out, then
+// the proxy drops the connection with them: the release never reached the
+// server. It stays pending and is sent again once the Client reconnects; a
+// second unlock waits for it and reports how it ended.
+TEST(SimpleLockPending, AnUnlockThatNeverReachedTheServerIsSentAgainAndTheRepeatReportsItsSuccess) {
   RedisServer server;
+  test::TcpProxy proxy(server.port());
   Client admin(server.uri());
-  Client client(short_timeout(server, "pending"));
+  ClientOptions o = short_timeout(server, "pending");
+  o.port = proxy.port();
+  Client client(o);
   const std::string name = "simple-pending";
   SimpleLock lock = client.fenced_simple_lock(name);
   lock.lock();
   const std::uint64_t first = lock.fencing_token().value();
 
-  server.cli({"CLIENT", "KILL", "TYPE", "normal"});
-  server.pause();
+  proxy.hold();
   std::error_code ec;
   lock.unlock(ec);
-  EXPECT_TRUE(ec == errc::timeout || ec == errc::connection_lost) << ec.message();
-  server.resume();
+  EXPECT_EQ(ec, errc::timeout) << ec.message();
+  proxy.drop_all();  // the held release is discarded
+  EXPECT_EQ(admin.command("EXISTS", name).as_integer(), 1) << "the release reached the server";
+  proxy.resume();
 
   std::error_code again;
   lock.unlock(again);
