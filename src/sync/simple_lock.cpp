@@ -6,13 +6,15 @@
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "sync/services.hpp"
+#include "sync/simple_lock_poll.hpp"
 #include "sync/simple_lock_primitive.hpp"
 
 namespace distlock {
 
 SimpleLock::SimpleLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced)
     : lock_(client,
-            std::make_shared<const sync::SimplePrimitive>(std::move(name), fenced, kPollCap)) {}
+            std::make_shared<const sync::SimplePrimitive>(
+                std::move(name), fenced, sync::simple_lock_poll_cap())) {}
 
 SimpleLock Client::simple_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");

@@ -1,11 +1,14 @@
 #include "sync/simple_lock_primitive.hpp"
 
 #include <algorithm>
+#include <atomic>
 
+#include "distlock/simple_lock.hpp"
 #include "runtime/identity.hpp"
 #include "script/scripts.hpp"
 #include "sync/lock_keys.hpp"
 #include "sync/lock_step.hpp"
+#include "sync/simple_lock_poll.hpp"
 #include "sync/thread_holds.hpp"
 
 namespace distlock::sync {
@@ -13,7 +16,17 @@ namespace {
 
 constexpr std::string_view kUnlockMessage = "0";
 
+std::atomic<std::chrono::milliseconds::rep> poll_cap_ms{SimpleLock::kPollCap.count()};
+
 }  // namespace
+
+std::chrono::milliseconds simple_lock_poll_cap() noexcept {
+  return std::chrono::milliseconds(poll_cap_ms.load());
+}
+
+void set_simple_lock_poll_cap(std::chrono::milliseconds cap) noexcept {
+  poll_cap_ms.store(cap.count());
+}
 
 SimplePrimitive::SimplePrimitive(std::string lock_name, bool fenced, std::chrono::milliseconds cap)
     : Primitive(std::move(lock_name), "simple lock"),

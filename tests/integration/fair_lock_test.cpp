@@ -40,6 +40,16 @@ void await_queued(Client& c, const std::string& name, long long n) {
       << "expected " << n << " waiters queued, the server shows " << queued(c, name);
 }
 
+// Waits until a waiter that started after `before` script calls has made its
+// attempt after subscribing (the first attempt queues it, the subscription's
+// confirmation triggers the second): from then on only a message, or a
+// fallback, can hand it the lock. Every Client of the test needs a long
+// watchdog lease: a renewal is a script call too.
+void await_settled(Client& c, long long before) {
+  ASSERT_TRUE(eventually([&] { return test::evalsha_calls(c) >= before + 2; }, 30s))
+      << "the waiter did not make its attempt after subscribing";
+}
+
 TEST(FairLock, ReentryCountsAndOnlyTheLastUnlockFreesIt) {
   RedisServer server;
   Client client(options_for(server));
@@ -134,11 +144,12 @@ TEST(FairLock, AChainOfFixedLeasesThatExpireWithoutUnlockingHandsOnInOrder) {
 
 TEST(FairLock, AWaiterGetsTheLockRightAfterAnUnlockNotOnExpiry) {
   RedisServer server;
-  Client a(options_for(server));
-  Client b(options_for(server));
+  Client a(options_for(server, 10min));
+  Client b(options_for(server, 10min));
   Lock held = a.fair_lock("fair-handoff");
   held.lock(10min);  // only the handoff can explain a waiter getting in
   Lock waiter = b.fair_lock("fair-handoff");
+  const long long before = test::evalsha_calls(a);
   auto got = std::async(std::launch::async, [&] {
     // The watchdog lease: taken from the grant. Its wait outlasts the bound
     // below, so no last attempt at its deadline can explain getting in.
@@ -147,6 +158,7 @@ TEST(FairLock, AWaiterGetsTheLockRightAfterAnUnlockNotOnExpiry) {
     return in;
   });
   await_queued(a, "fair-handoff", 1);
+  await_settled(a, before);
   held.unlock();
   const bool handed = got.wait_for(30s) == std::future_status::ready;
   if (!handed) b.close();  // ends the wait (it then throws closed)
@@ -195,27 +207,36 @@ TEST(FairLock, ATimedOutWaiterNeverBlocksAFreeLock) {
   late.unlock();
 }
 
+// Every fallback is longer than the 20 s bound: the holder's lease, the live
+// waiter's liveness and its wait are 10 min. Only a grant to the dead head
+// that lapses with the head's 5 s liveness lets the live waiter in (a grant
+// with a fixed TTL, such as the releaser's lease, keeps it out).
 TEST(FairLock, ASigkilledHeadWaiterIsSkippedWithinItsLivenessLease) {
   RedisServer server;
   const std::string name = "fair-killed";
-  Client a(options_for(server));
-  Client b(options_for(server));
+  Client a(options_for(server, 10min));
+  Client b(options_for(server, 10min));
   Lock held = a.fair_lock(name);
   held.lock();
   // The head waiter: another process whose Client renews its place every
-  // third of 1 s.
+  // third of 5 s.
   auto worker =
-      test::ChildProcess::spawn({DISTLOCK_LOCK_WORKER, "fair-wait", server.uri(), name, "1000"});
+      test::ChildProcess::spawn({DISTLOCK_LOCK_WORKER, "fair-wait", server.uri(), name, "5000"});
   await_queued(a, name, 1);
+  const std::string dead = a.command("LINDEX", queue_of(name), 0).as_string();
   Lock waiter = b.fair_lock(name);
   auto got = std::async(std::launch::async, [&] {
-    const bool in = waiter.try_lock_for(60s);
+    const bool in = waiter.try_lock_for(10min);
     if (in) waiter.unlock();
     return in;
   });
   await_queued(a, name, 2);
   worker.kill_and_reap();
-  held.unlock();  // granted to the dead head: the grant lapses with its place
+  held.unlock();  // its place has seconds left: the grant goes to the dead head
+  EXPECT_EQ(a.command("HEXISTS", name, dead).as_integer(), 1) << "the dead head was not granted it";
+  const bool in_time = got.wait_for(20s) == std::future_status::ready;
+  if (!in_time) b.close();  // ends the wait (it then throws closed)
+  ASSERT_TRUE(in_time) << "the grant to the dead head did not lapse with its liveness";
   EXPECT_TRUE(got.get());
 }
 
@@ -262,41 +283,84 @@ TEST(FairLock, ALateUnlockAfterExpiryIsLeaseLostAndLeavesTheNewHolderAlone) {
   EXPECT_FALSE(first.is_locked());
 }
 
+// Fallbacks (the holder's lease, the waiter's liveness and wait) of 10 min,
+// a bound of 20 s: only the grant's message lets the waiter in.
 TEST(FairLock, AGrantCarriesAFencingTokenAboveThePreviousHolders) {
   RedisServer server;
-  Client a(options_for(server));
-  Client b(options_for(server));
+  Client a(options_for(server, 10min));
+  Client b(options_for(server, 10min));
   Lock first = a.fenced_fair_lock("fair-fenced");
   first.lock();
   const auto t1 = first.fencing_token();
   ASSERT_TRUE(t1.has_value());
   Lock second = b.fenced_fair_lock("fair-fenced");
+  const long long before = test::evalsha_calls(a);
   auto next = std::async(std::launch::async, [&] {
-    auto lease = second.try_acquire_for(60s);
+    auto lease = second.try_acquire_for(10min);
     return lease ? lease->fencing_token() : std::nullopt;
   });
   await_queued(a, "fair-fenced", 1);
+  await_settled(a, before);
   first.unlock();
+  const bool granted = next.wait_for(20s) == std::future_status::ready;
+  if (!granted) b.close();  // ends the wait (it then throws closed)
+  ASSERT_TRUE(granted) << "the grant did not reach the waiter";
   const auto t2 = next.get();
   ASSERT_TRUE(t2.has_value());
   EXPECT_GT(*t2, *t1);
 }
 
+// As above: 10 min fallbacks, a 20 s bound; the async op must act on the
+// grant's message.
 TEST(FairLock, AsyncAcquireWaitsInLineAndGetsTheGrant) {
   RedisServer server;
-  Client a(options_for(server));
-  Client b(options_for(server));
+  Client a(options_for(server, 10min));
+  Client b(options_for(server, 10min));
   Lock held = a.fair_lock("fair-async");
   held.lock();
+  const long long before = test::evalsha_calls(a);
   auto pending = b.fair_lock("fair-async").async_acquire(asio::use_future);
   await_queued(a, "fair-async", 1);
+  await_settled(a, before);
   held.unlock();
-  ASSERT_EQ(pending.wait_for(60s), std::future_status::ready);
+  const bool granted = pending.wait_for(20s) == std::future_status::ready;
+  if (!granted) b.close();  // ends the wait (the future then holds closed)
+  ASSERT_TRUE(granted) << "the grant did not reach the async waiter";
   Lease lease = pending.get();
   EXPECT_TRUE(lease.valid());
   lease.release();
 }
 
+// force_unlock frees the lock and grants it to the head waiter at once. The
+// holder's lease, the waiter's liveness and its wait are 10 min, the bound
+// 20 s: only the grant's message lets the waiter in.
+TEST(FairLock, ForceUnlockGrantsTheLockToTheHeadWaiter) {
+  RedisServer server;
+  Client a(options_for(server, 10min));
+  Client b(options_for(server, 10min));
+  Client admin(options_for(server));
+  Lock held = a.fair_lock("fair-forced");
+  held.lock();
+  Lock waiter = b.fair_lock("fair-forced");
+  const long long before = test::evalsha_calls(a);
+  auto got = std::async(std::launch::async, [&] {
+    const bool in = waiter.try_lock_for(10min);
+    const bool mine = in && waiter.is_held_by_current_thread();
+    if (in) waiter.unlock();
+    return mine;
+  });
+  await_queued(a, "fair-forced", 1);
+  await_settled(a, before);
+  EXPECT_TRUE(admin.fair_lock("fair-forced").force_unlock()) << "it was held";
+  const bool granted = got.wait_for(20s) == std::future_status::ready;
+  if (!granted) b.close();  // ends the wait (it then throws closed)
+  ASSERT_TRUE(granted) << "force_unlock did not grant the lock to the waiter";
+  EXPECT_TRUE(got.get());
+}
+
+// Inside each hold, a non-atomic read-modify-write of a plain counter with a
+// pause between the read and the write: two holders inside at once lose an
+// increment.
 TEST(FairLock, ManyThreadsForManyRoundsNeverOverlap) {
   RedisServer server;
   const std::string name = "fair-stress";
@@ -305,6 +369,7 @@ TEST(FairLock, ManyThreadsForManyRoundsNeverOverlap) {
   std::mutex m;
   std::vector<test::HoldRecord> records;
   std::vector<std::thread> threads;
+  std::atomic<int> counter{0};  // read and written as a plain value
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       Lock lock = clients[static_cast<std::size_t>(t % 2)]->fenced_fair_lock(name);
@@ -317,6 +382,9 @@ TEST(FairLock, ManyThreadsForManyRoundsNeverOverlap) {
         rec.enter_ns = test::steady_now_ns();
         rec.fencing_token = lock.fencing_token();
         rec.lease_deadline_ns = test::steady_ns(lock.lease_deadline().value());
+        const int seen = counter.load(std::memory_order_relaxed);
+        std::this_thread::sleep_for(100us);
+        counter.store(seen + 1, std::memory_order_relaxed);
         rec.exit_ns = test::steady_now_ns();
         lock.unlock();
         std::lock_guard g(m);
@@ -326,6 +394,7 @@ TEST(FairLock, ManyThreadsForManyRoundsNeverOverlap) {
   }
   for (auto& t : threads) t.join();
   ASSERT_EQ(records.size(), 8u * 40u);
+  EXPECT_EQ(counter.load(), 8 * 40) << "increments were lost: two threads were inside at once";
   const auto result = test::check_mutual_exclusion(records);
   EXPECT_TRUE(result.ok()) << result.report();
 }

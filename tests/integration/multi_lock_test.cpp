@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -241,8 +242,11 @@ TEST(MultiLock, PartsAreInTheSameCanonicalOrderWhateverTheOrderListed) {
 
 // Each thread repeatedly locks a random subset of six names on two servers,
 // listed in a random order; every hold of every name is recorded and the
-// checker proves no two threads held one name at once. A cycle of waits
-// would stop the threads: the bound then closes the Clients to free them.
+// checker proves no two threads held one name at once. Inside each hold, a
+// non-atomic read-modify-write of a plain counter per name, with a pause
+// between the read and the write, is a witness too: two holders of a name
+// inside at once lose an increment. A cycle of waits would stop the
+// threads: the bound then closes the Clients to free them.
 TEST(MultiLock, OverlappingMultiLocksInAnyOrderNeverDeadlockNorOverlap) {
   constexpr int kThreads = 8;
   constexpr int kRounds = 40;
@@ -256,6 +260,9 @@ TEST(MultiLock, OverlappingMultiLocksInAnyOrderNeverDeadlockNorOverlap) {
   std::mutex records_mutex;
   std::vector<test::HoldRecord> records;
   std::atomic<int> failures{0};
+  // Read and written as plain values (relaxed loads and stores, no RMW).
+  std::map<std::string, std::atomic<int>> counters;
+  for (int i = 0; i < 6; ++i) counters["r" + std::to_string(i % 3) + "@" + std::to_string(i / 3)];
   std::vector<std::future<void>> done;
   for (int t = 0; t < kThreads; ++t) {
     done.push_back(std::async(std::launch::async, [&, t] {
@@ -281,7 +288,13 @@ TEST(MultiLock, OverlappingMultiLocksInAnyOrderNeverDeadlockNorOverlap) {
           return;
         }
         const auto enter = test::steady_now_ns();
-        std::this_thread::yield();
+        std::vector<int> seen;
+        for (const auto& key : keys)
+          seen.push_back(counters.at(key).load(std::memory_order_relaxed));
+        std::this_thread::sleep_for(100us);
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+          counters.at(keys[i]).store(seen[i] + 1, std::memory_order_relaxed);
+        }
         const auto exit = test::steady_now_ns();
         multi.unlock(ec);
         if (ec) ++failures;
@@ -302,6 +315,12 @@ TEST(MultiLock, OverlappingMultiLocksInAnyOrderNeverDeadlockNorOverlap) {
   EXPECT_TRUE(result.ok()) << result.report();
   EXPECT_EQ(result.operations_checked, records.size());
   EXPECT_GE(records.size(), static_cast<std::size_t>(kThreads * kRounds * 2));
+  std::map<std::string, int> holds;
+  for (const auto& r : records) ++holds[r.name];
+  for (const auto& [key, count] : holds) {
+    EXPECT_EQ(counters.at(key).load(), count)
+        << key << ": increments were lost, holders overlapped";
+  }
 }
 
 // Bad input: every call below is rejected before anything is sent.

@@ -15,6 +15,7 @@
 #include "distlock/distlock.hpp"
 #include "support/redis_server.hpp"
 #include "support/test_helpers.hpp"
+#include "sync/simple_lock_poll.hpp"
 
 namespace distlock {
 namespace {
@@ -45,13 +46,22 @@ bool waiter_subscribed(Client& c, const std::string& name) {
       10s);
 }
 
-// How many EVALSHA calls the server has run (INFO commandstats).
-long long evalsha_calls(Client& client) {
-  const std::string stats = client.command("INFO", "commandstats").as_string();
-  const std::string field = "cmdstat_evalsha:calls=";
-  const auto at = stats.find(field);
-  return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
-}
+using test::evalsha_calls;
+
+// Sets the SimpleLock poll cap for the handles made in its scope, and puts
+// the previous one back.
+class PollCap {
+ public:
+  explicit PollCap(std::chrono::milliseconds cap) : before_(sync::simple_lock_poll_cap()) {
+    sync::set_simple_lock_poll_cap(cap);
+  }
+  ~PollCap() { sync::set_simple_lock_poll_cap(before_); }
+  PollCap(const PollCap&) = delete;
+  PollCap& operator=(const PollCap&) = delete;
+
+ private:
+  std::chrono::milliseconds before_;
+};
 
 // True once a waiter has made `attempts` more acquire attempts than
 // `before` counted: with nothing published, only its poll makes them.
@@ -228,17 +238,28 @@ TEST(SimpleLock, TheHolderIsToldWhenItsKeyIsReplacedBehindItsBack) {
   EXPECT_EQ(value_of(other, "stolen"), "someone-else");
 }
 
-TEST(SimpleLock, AWaiterGetsInRightAfterADistlockUnlock) {
+// Every fallback is longer than the 20 s bound: the holder's lease and the
+// waiter's poll cap are 10 min, and so is the waiter's own wait (no last
+// attempt at its deadline). Only the unlock's message can let it in.
+TEST(SimpleLock, AWaiterIsWokenByTheMessageOfADistlockUnlock) {
+  const PollCap no_poll(10min);
   RedisServer server;
-  Client a(options_for(server));
-  Client b(options_for(server));
+  Client a(options_for(server, 10min));
+  Client b(options_for(server, 10min));
   SimpleLock held = a.simple_lock("handoff");
   held.lock();
   SimpleLock waiter = b.simple_lock("handoff");
+  const long long before = evalsha_calls(a);
   auto got = std::async(std::launch::async,
-                        [&] { return waiter.try_lock_for(20s) && (waiter.unlock(), true); });
+                        [&] { return waiter.try_lock_for(10min) && (waiter.unlock(), true); });
   ASSERT_TRUE(waiter_subscribed(a, "handoff"));
+  // Its attempt after subscribing (the second) found the key held: from then
+  // on only a message can wake it.
+  ASSERT_TRUE(polled(a, before, 2)) << "the waiter did not make its attempt after subscribing";
   held.unlock();
+  const bool woken = got.wait_for(20s) == std::future_status::ready;
+  if (!woken) b.close();  // ends the wait (it then throws closed)
+  ASSERT_TRUE(woken) << "the unlock's message did not wake the waiter";
   EXPECT_TRUE(got.get());
 }
 

@@ -2,7 +2,7 @@
 // as one line on stdout ("key=value ..."), flushed, and exits 0 unless it
 // could not run at all.
 //
-//   distlock_fault_worker hold-fenced URI NAME WATCHDOG_MS DATA_KEY HISTORY
+//   distlock_fault_worker hold-fenced URI NAME WATCHDOG_MS DATA_KEY HISTORY [rw-write|rw-read]
 //     Takes the fenced lock NAME (thread-owned, watchdog lease) and prints
 //     "acquired token=T". Then waits for SIGUSR1, as a holder stalled in its
 //     critical section would (the test pauses it with SIGSTOP meanwhile), and
@@ -10,6 +10,9 @@
 //     T). It then waits (at most 10 s) for the lease's stop_token, unlocks,
 //     records its hold in the history file HISTORY and prints
 //     "result written=0|1 write_error=E stop=0|1 valid=0|1 unlock=E".
+//     With rw-write it holds the write side of the fenced read-write lock
+//     NAME instead; with rw-read its read side, which has no token (T is 0)
+//     and makes no write (written=0 write_error=none).
 //
 //   distlock_fault_worker history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS
 //                         COMMAND_TIMEOUT_MS DURATION_MS [rw|simple]
@@ -138,13 +141,18 @@ std::int64_t believed_until(std::optional<std::chrono::steady_clock::time_point>
 }
 
 int hold_fenced(const std::vector<std::string>& args) {
-  if (args.size() != 5) {
-    std::fprintf(stderr, "usage: hold-fenced URI NAME WATCHDOG_MS DATA_KEY HISTORY\n");
+  const std::string side = args.size() == 6 ? args[5] : "";
+  if ((args.size() != 5 && args.size() != 6) ||
+      (!side.empty() && side != "rw-write" && side != "rw-read")) {
+    std::fprintf(stderr,
+                 "usage: hold-fenced URI NAME WATCHDOG_MS DATA_KEY HISTORY [rw-write|rw-read]\n");
     return 2;
   }
   sigset_t usr1 = block_sigusr1();
   distlock::Client client(worker_options(args[0], std::stol(args[2]), 0, "paused-holder"));
-  distlock::Lock lock = client.fenced_lock(args[1]);
+  distlock::Lock lock = side.empty()         ? client.fenced_lock(args[1])
+                        : side == "rw-write" ? client.fenced_read_write_lock(args[1]).write_lock()
+                                             : client.fenced_read_write_lock(args[1]).read_lock();
   lock.lock();
   HoldRecord record;
   record.name = args[1];
@@ -160,8 +168,9 @@ int hold_fenced(const std::vector<std::string>& args) {
   sigwait(&usr1, &signal_number);
   // Resumed: write at once, as a holder that does not know it was stalled.
   std::error_code write_error;
-  const bool written = distlock::fenced_set(client, args[3], "stale write from the paused holder",
-                                            record.fencing_token.value_or(0), write_error);
+  const bool written = record.fencing_token &&
+                       distlock::fenced_set(client, args[3], "stale write from the paused holder",
+                                            *record.fencing_token, write_error);
   record.exit_ns = steady_now_ns();
   const bool stopped = loss.wait(10s);
   const bool valid = lock.lease_valid();
