@@ -92,7 +92,10 @@ std::shared_ptr<PermitHolding> SemaphoreState::episode_locked() {
 void SemaphoreState::retire_locked(bool give_back) {
   services->watchdog.remove(episode_.get());
   episode_->released = true;
-  if (give_back && episode_->active.load() && !services->executor.closed()) {
+  // give_back whether or not the holder ever held: an attempt that got no
+  // reply, or whose write too few replicas acknowledged, may have taken
+  // permits under a holder that was never active.
+  if (give_back && !services->executor.closed()) {
     release_in_background(*services, episode_);
   }
   episode_.reset();

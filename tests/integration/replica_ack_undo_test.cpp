@@ -103,15 +103,10 @@ TEST(ReplicaAckUndo, APermitNoReplicaAcknowledgesFailsAndGivesThePermitBack) {
   EXPECT_EQ(master.cli({"GET", "undo-permit"}), "2");
 }
 
-// Disabled: fails against the library today. The Client's shared holder of
-// a first acquire is marked active only when an acquire succeeds, and
-// SemaphoreState::retire_locked sends the retiring release only for an
-// active holder, so the give-back docs/semaphore.md (Faults) promises for an
-// acquire that may have taken permits is never sent: the permit stays taken
-// until the holder's lease (here 10 minutes) ends. Removing the
-// `episode_->active.load() &&` condition there makes this test pass.
-TEST(ReplicaAckUndo,
-     DISABLED_AClientHeldSemaphoreAcquireNoReplicaAcknowledgesFailsAndGivesThePermitBack) {
+// The Client's shared holder of a first acquire was never active: the
+// retiring release must still be sent (it was not, before: the permit stayed
+// taken until the holder's 10-minute lease ended).
+TEST(ReplicaAckUndo, AClientHeldSemaphoreAcquireNoReplicaAcknowledgesFailsAndGivesThePermitBack) {
   RedisServer master;
   Client client(acking_no_one(master));
   auto sem = client.semaphore("undo-sem");
