@@ -8,7 +8,6 @@
 #include <future>
 #include <latch>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -61,34 +60,6 @@ bool increment(Client& client, const std::string& counter) {
 long long counter_value(const RedisServer& server, const std::string& counter) {
   const std::string v = server.cli({"GET", counter});
   return v.empty() ? 0 : std::stoll(v);
-}
-
-// Failed logins of `user` the server has logged (ACL LOG, reason auth).
-long long auth_failures(const RedisServer& server, const std::string& user) {
-  // redis-cli prints each entry as "field\nvalue" lines, starting with count.
-  std::istringstream lines(server.cli({"ACL", "LOG"}));
-  long long total = 0;
-  long long count = 0;
-  std::string reason;
-  std::string username;
-  const auto finish_entry = [&] {
-    if (reason == "auth" && username == user) total += count;
-    count = 0;
-    reason.clear();
-    username.clear();
-  };
-  for (std::string key, value; std::getline(lines, key) && std::getline(lines, value);) {
-    if (key == "count") {
-      finish_entry();
-      count = std::stoll(value);
-    } else if (key == "reason") {
-      reason = value;
-    } else if (key == "username") {
-      username = value;
-    }
-  }
-  finish_entry();
-  return total;
 }
 
 std::string connection_id(const RedisServer& server, const std::string& name, bool pubsub) {

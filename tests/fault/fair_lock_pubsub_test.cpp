@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <future>
-#include <sstream>
 #include <string>
 
 #include "distlock/distlock.hpp"
@@ -23,34 +22,6 @@ long long evalsha_calls(const RedisServer& server) {
   const std::string field = "cmdstat_evalsha:calls=";
   const auto at = stats.find(field);
   return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
-}
-
-// Failed logins of `user` the server has logged (ACL LOG, reason auth).
-long long auth_failures(const RedisServer& server, const std::string& user) {
-  // redis-cli prints each entry as "field\nvalue" lines, starting with count.
-  std::istringstream lines(server.cli({"ACL", "LOG"}));
-  long long total = 0;
-  long long count = 0;
-  std::string reason;
-  std::string username;
-  const auto finish_entry = [&] {
-    if (reason == "auth" && username == user) total += count;
-    count = 0;
-    reason.clear();
-    username.clear();
-  };
-  for (std::string key, value; std::getline(lines, key) && std::getline(lines, value);) {
-    if (key == "count") {
-      finish_entry();
-      count = std::stoll(value);
-    } else if (key == "reason") {
-      reason = value;
-    } else if (key == "username") {
-      username = value;
-    }
-  }
-  finish_entry();
-  return total;
 }
 
 // A holder and a waiter Client (ACL user "waiter", so its logins can be

@@ -209,4 +209,31 @@ test::CheckResult check_and_print(const std::string& label,
   return result;
 }
 
+long long auth_failures(const test::RedisServer& server, const std::string& user) {
+  // redis-cli prints each entry as "field\nvalue" lines, starting with count.
+  std::istringstream lines(server.cli({"ACL", "LOG"}));
+  long long total = 0;
+  long long count = 0;
+  std::string reason;
+  std::string username;
+  const auto finish_entry = [&] {
+    if (reason == "auth" && username == user) total += count;
+    count = 0;
+    reason.clear();
+    username.clear();
+  };
+  for (std::string key, value; std::getline(lines, key) && std::getline(lines, value);) {
+    if (key == "count") {
+      finish_entry();
+      count = std::stoll(value);
+    } else if (key == "reason") {
+      reason = value;
+    } else if (key == "username") {
+      username = value;
+    }
+  }
+  finish_entry();
+  return total;
+}
+
 }  // namespace distlock::fault

@@ -136,4 +136,8 @@ test::CheckResult check_and_print(const std::string& label,
                                   const std::vector<test::HoldRecord>& records,
                                   bool details = true);
 
+// Failed logins of `user` the server has logged (ACL LOG, reason auth): how
+// a test sees a Client's reconnects being refused.
+long long auth_failures(const test::RedisServer& server, const std::string& user);
+
 }  // namespace distlock::fault
