@@ -4,6 +4,8 @@
 #include <asio/ssl/context.hpp>
 
 #include "client_impl.hpp"
+#include "client_options.hpp"
+#include "net/tls_context.hpp"
 #include "resp/encoder.hpp"
 #include "runtime/identity.hpp"
 #include "script/scripts.hpp"
@@ -13,85 +15,11 @@
 
 namespace distlock {
 namespace detail {
-namespace {
-
-void validate(const ClientOptions& o) {
-  auto bad = [](const std::string& what) { throw Error(errc::invalid_argument, what); };
-  if (o.deployment != ClientOptions::Deployment::standalone) {
-    if (o.seeds.empty()) bad("ClientOptions: a cluster or sentinel deployment needs seeds");
-    if (o.deployment == ClientOptions::Deployment::cluster && o.db != 0) {
-      bad("ClientOptions: Redis Cluster has only database 0, got db " + std::to_string(o.db));
-    }
-  } else if (o.unix_path.empty()) {
-    if (o.host.empty()) bad("ClientOptions: host is empty");
-    if (o.port == 0) bad("ClientOptions: port 0 is not a valid port");
-  } else if (o.unix_path.front() != '/') {
-    bad("ClientOptions: unix_path must be absolute: '" + o.unix_path + "'");
-  }
-  if (o.db < 0) bad("ClientOptions: db must be >= 0, got " + std::to_string(o.db));
-  if (o.connect_timeout.count() <= 0) bad("ClientOptions: connect_timeout must be positive");
-  if (o.command_timeout.count() <= 0) bad("ClientOptions: command_timeout must be positive");
-  if (o.reconnect_min_delay.count() <= 0 || o.reconnect_max_delay < o.reconnect_min_delay) {
-    bad("ClientOptions: reconnect delays must satisfy 0 < min <= max");
-  }
-  if (o.max_queued == 0) bad("ClientOptions: max_queued must be at least 1");
-  if (!(o.clock_drift_factor >= 0.0 && o.clock_drift_factor < 0.5)) {
-    bad("ClientOptions: clock_drift_factor must be in [0, 0.5), got " +
-        std::to_string(o.clock_drift_factor));
-  }
-  if (o.watchdog_timeout.count() < 30) {
-    bad("ClientOptions: watchdog_timeout must be at least 30 ms (renewal runs every third)");
-  }
-  if (o.min_replicas_acked < 0) {
-    bad("ClientOptions: min_replicas_acked must be >= 0, got " +
-        std::to_string(o.min_replicas_acked));
-  }
-  if (o.min_replicas_acked > 0 &&
-      (o.replica_ack_timeout.count() <= 0 || o.replica_ack_timeout >= o.command_timeout)) {
-    bad("ClientOptions: replica_ack_timeout must be positive and below command_timeout");
-  }
-  if (o.long_hold_warning.count() < 0) bad("ClientOptions: long_hold_warning must be >= 0");
-  if (!o.username.empty() && o.password.empty()) {
-    bad("ClientOptions: username '" + o.username + "' given without a password");
-  }
-}
-
-std::unique_ptr<asio::ssl::context> make_tls(const TlsOptions& t) {
-  if (!t.enabled) return nullptr;
-  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-  auto load = [](const char* what, const std::string& path, auto&& f) {
-    std::error_code ec;
-    f(ec);
-    if (ec) {
-      throw Error(errc::invalid_argument,
-                  std::string("cannot load TLS ") + what + " '" + path + "': " + ec.message());
-    }
-  };
-  if (!t.ca_file.empty())
-    load("CA file", t.ca_file, [&](auto& ec) { ctx->load_verify_file(t.ca_file, ec); });
-  if (!t.ca_dir.empty())
-    load("CA dir", t.ca_dir, [&](auto& ec) { ctx->add_verify_path(t.ca_dir, ec); });
-  if (t.ca_file.empty() && t.ca_dir.empty()) {
-    std::error_code ignored;
-    ctx->set_default_verify_paths(ignored);
-  }
-  if (!t.cert_file.empty()) {
-    load("certificate", t.cert_file,
-         [&](auto& ec) { ctx->use_certificate_chain_file(t.cert_file, ec); });
-  }
-  if (!t.key_file.empty()) {
-    load("key", t.key_file,
-         [&](auto& ec) { ctx->use_private_key_file(t.key_file, asio::ssl::context::pem, ec); });
-  }
-  return ctx;
-}
-
-}  // namespace
 
 ClientImpl::ClientImpl(ClientOptions options)
     : options_(std::move(options)), id_(runtime::random_uuid()), work_(asio::make_work_guard(io_)) {
   validate(options_);
-  tls_ = make_tls(options_.tls);
+  tls_ = net::make_tls_context(options_.tls);
   pending_releases_ = std::make_unique<sync::PendingReleases>();
   net::Connection::Handlers data;
   data.preload = script::preload_commands();

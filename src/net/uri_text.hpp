@@ -1,4 +1,4 @@
-// Text helpers of the URI parser (net/uri.cpp): digits, control
+// Text helpers of the URI parser (net/uri_parser.cpp): digits, control
 // characters, percent-decoding digits, quoting for messages, and hiding a
 // secret in a message.
 #pragma once

@@ -1,4 +1,5 @@
-// ClientOptions::from_uri: the redis://, rediss:// and unix:// URI forms.
+#include "net/uri_parser.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/un.h>
@@ -13,14 +14,14 @@
 #include <string_view>
 #include <vector>
 
-#include "distlock/client_options.hpp"
 #include "distlock/error.hpp"
 #include "net/uri_text.hpp"
 
-namespace distlock {
-namespace {
+namespace distlock::net {
 
 using namespace uri_text;
+
+namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
 // Timeouts are added to steady_clock::now() in nanoseconds; this bound (about
@@ -29,46 +30,7 @@ constexpr std::int64_t kMaxTimeoutMs = std::numeric_limits<std::int32_t>::max();
 // sockaddr_un::sun_path holds the path and its terminating NUL.
 constexpr std::size_t kMaxUnixPath = sizeof(sockaddr_un{}.sun_path) - 1;
 
-class UriParser {
- public:
-  explicit UriParser(std::string_view uri) : uri_(uri) {}
-
-  ClientOptions parse();
-
- private:
-  enum class Scheme { redis, rediss, unix_socket };
-
-  [[noreturn]] void fail(const std::string& problem) const;
-  std::string quote(std::string_view fragment) const;
-  std::string decode(std::string_view text, std::string_view what) const;
-
-  std::string_view parse_scheme();
-  void parse_userinfo(std::string_view userinfo);
-  void parse_host_port(std::string_view host_port);
-  void parse_seeds(std::string_view authority);
-  void parse_sentinel_path(std::string_view path);
-  void check_host(std::string_view host) const;
-  std::uint16_t parse_port(std::string_view text) const;
-  void parse_db_path(std::string_view path);
-  void parse_unix_path(std::string_view authority, std::string_view path);
-  void parse_query(std::string_view query);
-  void apply_option(const std::string& name, const std::string& value);
-  int parse_db(std::string_view text) const;
-  std::chrono::milliseconds parse_timeout(std::string_view name, std::string_view text) const;
-  void require_tls(std::string_view name) const;
-
-  std::string_view uri_;
-  Scheme scheme_ = Scheme::redis;
-  ClientOptions::Deployment deployment_ = ClientOptions::Deployment::standalone;
-  ClientOptions options_;
-  std::string_view raw_password_;
-  // True when an '@' appears after the authority: a password holding a raw
-  // '/' or '?' was then split in the wrong place, and any fragment quoted in
-  // a message could be a piece of it.
-  bool hide_fragments_ = false;
-  bool db_in_path_ = false;
-  std::vector<std::string> seen_options_;
-};
+}  // namespace
 
 ClientOptions UriParser::parse() {
   if (uri_.empty()) fail("empty string");
@@ -414,10 +376,4 @@ void UriParser::require_tls(std::string_view name) const {
   }
 }
 
-}  // namespace
-
-ClientOptions ClientOptions::from_uri(std::string_view uri) {
-  return UriParser(uri).parse();
-}
-
-}  // namespace distlock
+}  // namespace distlock::net
