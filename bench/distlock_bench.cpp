@@ -29,9 +29,15 @@
 #include <thread>
 #include <vector>
 
+#include "args.hpp"
+#include "command_stats.hpp"
 #include "distlock/client.hpp"
 #include "distlock/lock.hpp"
+#include "json_line.hpp"
+#include "latency.hpp"
+#include "process_stats.hpp"
 #include "scenarios.hpp"
+#include "server_cpu.hpp"
 
 namespace distlock_bench {
 namespace {

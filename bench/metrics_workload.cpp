@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "args.hpp"
 #include "distlock/distlock.hpp"
 
 int main(int argc, char** argv) {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "args.hpp"
 
 namespace distlock_bench {
 

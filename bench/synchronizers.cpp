@@ -13,10 +13,15 @@
 #include <thread>
 #include <vector>
 
+#include "command_stats.hpp"
 #include "distlock/client.hpp"
 #include "distlock/rate_limiter.hpp"
 #include "distlock/semaphore.hpp"
+#include "json_line.hpp"
+#include "latency.hpp"
+#include "process_stats.hpp"
 #include "scenarios.hpp"
+#include "server_cpu.hpp"
 
 namespace distlock_bench {
 namespace {
