@@ -310,14 +310,9 @@ int main(int argc, char** argv) {
       db::run_watchdog_permits(config, static_cast<int>(args.num("holdings", 10000)),
                                static_cast<int>(args.num("watchdog-ms", 3000)));
     } else if (scenario == "async") {
-#ifdef DISTLOCK_BENCH_ASYNC
       config.seconds = args.real("seconds", 5);
       db::run_async(config, static_cast<int>(args.num("coroutines", 256)),
                     args.str("executor", "app-thread"));
-#else
-      std::cerr << "distlock-bench: async: this library has no Lease::async_release\n";
-      return 4;
-#endif
     } else {
       throw std::invalid_argument("unknown scenario: " + scenario);
     }

@@ -32,8 +32,7 @@ void run_uncontended(const Config& config, const std::vector<int>& threads, bool
 // One application thread's worth of coroutines (`coroutines` of them), each
 // looping co_await async_acquire + co_await async_release on its own name.
 // `executor`: "app-thread" (an io_context run by this thread) or
-// "client-io-thread" (the Client's own I/O executor). Built only when the
-// library has Lease::async_release (see bench/CMakeLists.txt).
+// "client-io-thread" (the Client's own I/O executor).
 void run_async(const Config& config, int coroutines, const std::string& executor);
 
 // `procs` processes x `threads` threads on ONE name; a non-atomic counter in
