@@ -52,7 +52,7 @@ int run_contended_child(const Config& config, const Args& args);
 // watchdog timeout: renewal calls, leases per call, client CPU.
 void run_watchdog(const Config& config, int leases, int watchdog_ms);
 
-// Issue 12, bench/synchronizers.cpp. `threads` threads on one Client doing
+// bench/synchronizers.cpp. `threads` threads on one Client doing
 // acquire(1)+release(1) on one Semaphore of `permits` permits (the Client's
 // permits), or with `permit_handles` acquire_permit(1) + Permit::release()
 // (lib "distlock-permit": each Permit its own holder).
