@@ -25,7 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "command_stats.hpp"
+#include "json_line.hpp"
+#include "latency.hpp"
+#include "process_stats.hpp"
 #include "scenarios.hpp"
+#include "server_cpu.hpp"
 
 namespace distlock_bench {
 namespace {

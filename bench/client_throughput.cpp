@@ -26,8 +26,11 @@
 #include <thread>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "args.hpp"
 #include "distlock/client.hpp"
+#include "json_line.hpp"
+#include "latency.hpp"
+#include "redis_benchmark.hpp"
 
 namespace db = distlock_bench;
 

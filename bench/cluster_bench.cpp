@@ -1,6 +1,6 @@
 // cluster_bench: uncontended lock/unlock pairs per second through one Client
 // on a 3-master + 3-replica Redis Cluster against one standalone server, in
-// the same run on the same machine (issue 13's "Measure"). It starts both
+// the same run on the same machine. It starts both
 // itself with the test fixtures (free 127.0.0.1 ports, stopped by pid).
 //
 //   cluster_bench [--seconds 3] [--rounds 3] [--threads 1,64]

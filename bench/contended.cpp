@@ -22,8 +22,11 @@
 #include <thread>
 #include <vector>
 
+#include "args.hpp"
 #include "distlock/client.hpp"
 #include "distlock/lock.hpp"
+#include "json_line.hpp"
+#include "latency.hpp"
 #include "scenarios.hpp"
 
 extern char** environ;

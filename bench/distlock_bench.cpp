@@ -29,9 +29,15 @@
 #include <thread>
 #include <vector>
 
+#include "args.hpp"
+#include "command_stats.hpp"
 #include "distlock/client.hpp"
 #include "distlock/lock.hpp"
+#include "json_line.hpp"
+#include "latency.hpp"
+#include "process_stats.hpp"
 #include "scenarios.hpp"
+#include "server_cpu.hpp"
 
 namespace distlock_bench {
 namespace {
@@ -304,14 +310,9 @@ int main(int argc, char** argv) {
       db::run_watchdog_permits(config, static_cast<int>(args.num("holdings", 10000)),
                                static_cast<int>(args.num("watchdog-ms", 3000)));
     } else if (scenario == "async") {
-#ifdef DISTLOCK_BENCH_ASYNC
       config.seconds = args.real("seconds", 5);
       db::run_async(config, static_cast<int>(args.num("coroutines", 256)),
                     args.str("executor", "app-thread"));
-#else
-      std::cerr << "distlock-bench: async: this library has no Lease::async_release\n";
-      return 4;
-#endif
     } else {
       throw std::invalid_argument("unknown scenario: " + scenario);
     }

@@ -1,5 +1,5 @@
 // A contended lock workload whose only output is the Client's metrics in the
-// Prometheus text format (issue 14): scripts/metrics_plot.sh draws the wait
+// Prometheus text format: scripts/metrics_plot.sh draws the wait
 // and hold histograms of docs/monitoring.md from it.
 //
 //   metrics_workload --port P [--seconds 10] [--threads 16] [--names 4]
@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "args.hpp"
 #include "distlock/distlock.hpp"
 
 int main(int argc, char** argv) {

@@ -20,9 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "args.hpp"
 #include "distlock/client.hpp"
 #include "distlock/multi_lock.hpp"
+#include "json_line.hpp"
+#include "latency.hpp"
 
 namespace db = distlock_bench;
 

@@ -11,8 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "args.hpp"
 #include "distlock/distlock.hpp"
+#include "json_line.hpp"
 
 namespace {
 

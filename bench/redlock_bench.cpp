@@ -1,6 +1,6 @@
 // redlock_bench: Redlock over 5 independent masters, distlock's RedlockGroup
 // against node redlock v4 (bench/peers/node_redlock5.js) over the same 5
-// redis-server processes, in the same run (issue 13's "Measure"): lock/unlock
+// redis-server processes, in the same run: lock/unlock
 // pairs per second and acquire p50/p99. Starts the servers itself with the
 // test fixture (free 127.0.0.1 ports, stopped by pid). Never part of CI.
 //   redlock_bench [--seconds 3] [--concurrency 1,16]

@@ -18,6 +18,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in bench/ from the import below
 import report_sync  # noqa: E402
+from report_format import fmt, goal_met, pair_rate, pct, ratio, times  # noqa: E402
 
 PEERS = ["redlock", "semaphore", "python"]
 LIBS = ["distlock", "distlock-fenced"] + PEERS
@@ -37,26 +38,6 @@ NAMES = {
     "python": "python redis Lock",
 }
 THREADS = [1, 16, 64]
-
-
-def fmt(v, digits=0):
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return "yes" if v else "NO"
-    if abs(v) >= 1000 and digits == 0:
-        return f"{v:,.0f}"
-    return f"{v:.{digits}f}"
-
-
-def pct(v):
-    return "—" if v is None else f"{v:.0%}"
-
-
-def ratio(a, b):
-    if a is None or b in (None, 0):
-        return "—"
-    return f"{a / b:.2f}×"
 
 
 KEY_FIELDS = ("bench", "scenario", "lib", "threads", "op", "clients", "pipeline", "executor",
@@ -123,8 +104,7 @@ class Run:
             b = limit("release", 16, "server_cpu_us_per_request")
             return 1e6 / (a + b) if a and b else None
         p = 16 if against == "limit16" else 1
-        a, b = limit("acquire", p, "rps"), limit("release", p, "rps")
-        return 1 / (1 / a + 1 / b) if a and b else None
+        return pair_rate(limit("acquire", p, "rps"), limit("release", p, "rps"))
 
     def round_ratio(self, lib, threads, against, scenario="uncontended", executor=None):
         """Median over rounds of pairs/s divided by the same round's reference
@@ -165,8 +145,7 @@ class Run:
         return self.get("rps", scenario="server_limit", op=op, clients=clients, pipeline=pipeline)
 
     def pair_limit(self, pipeline):
-        a, r = self.limit("acquire", 64, pipeline), self.limit("release", 64, pipeline)
-        return 1 / (1 / a + 1 / r) if a and r else None
+        return pair_rate(self.limit("acquire", 64, pipeline), self.limit("release", 64, pipeline))
 
     def pair_cpu_ceiling(self, pipeline):
         """1e6 / (acquire + release server CPU µs per request) at this pipeline
@@ -199,7 +178,7 @@ def goals_table(run):
     w = run.find(scenario="watchdog", lib="distlock") or {}
 
     def row(goal, measured, target, met):
-        rows.append(f"| {goal} | {measured} | {target} | {'yes' if met else '**no**'} |")
+        rows.append(f"| {goal} | {measured} | {target} | {goal_met(met)} |")
 
     vs_peer = run.round_ratio("distlock", 64, "peer")
     vs_limit = run.round_ratio("distlock", 64, "limit16")
@@ -261,8 +240,7 @@ def uncontended_table(run):
             v = line["pairs_per_s"]
 
             def rr(against):
-                r = run.round_ratio(lib, t, against)
-                return "—" if r is None else f"{r:.2f}×"
+                return times(run.round_ratio(lib, t, against))
 
             rows.append(
                 f"| {NAMES[lib]} | {t} | {fmt(v)} | {rr('limit16')} | "
@@ -302,8 +280,8 @@ def ceiling_table(run):
             f"{fmt(line['server_ceiling_pairs_per_s'])} | "
             f"{line['server_core_utilization']:.0%} | {pct(line.get('server_runqueue_wait_share'))} | "
             f"{line['ratio_to_server_ceiling']:.2f}× | "
-            f"{'—' if cpu16 is None else f'{cpu16:.2f}×'} | "
-            f"{'—' if lim16 is None else f'{lim16:.2f}×'} | "
+            f"{times(cpu16)} | "
+            f"{times(lim16)} | "
             f"{fmt(line.get('client_cpu_us_per_pair'), 1)} | "
             f"{fmt(line.get('voluntary_context_switches_per_pair'), 2)} |")
 
@@ -413,9 +391,9 @@ def client_goals(run):
             continue
         r1, r16 = line["ratio_to_redis_benchmark"], line["ratio_to_redis_benchmark_p16"]
         rows.append(f"| {op}, 64 threads on one Client vs redis-benchmark -c 64 | {r1:.2f}× | ≥ 1× "
-                    f"| {'yes' if r1 >= 1 else '**no**'} |")
+                    f"| {goal_met(r1 >= 1)} |")
         rows.append(f"| {op}, 64 threads on one Client vs redis-benchmark -c 64 -P 16 | {r16:.2f}× "
-                    f"| ≥ 0.5× | {'yes' if r16 >= 0.5 else '**no**'} |")
+                    f"| ≥ 0.5× | {goal_met(r16 >= 0.5)} |")
     return rows
 
 

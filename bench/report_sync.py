@@ -1,7 +1,9 @@
-"""The synchronizer sections of the bench report (issue 12): Semaphore and
+"""The synchronizer sections of the bench report: Semaphore and
 RateLimiter at 64 threads against their node peers and against
 redis-benchmark on their own scripts, and the watchdog renewing 10,000
 Permits. Used by report.py; `run` is its Run."""
+
+from report_format import fmt, goal_met, pair_rate, pct, ratio, times
 
 NAMES = {
     "distlock": "distlock Semaphore (the Client's permits)",
@@ -17,25 +19,10 @@ RL_NAMES = {
 EXACT_SHORTFALL = 0.01
 
 
-def _fmt(v, digits=0):
-    if v is None:
-        return "—"
-    if isinstance(v, bool):
-        return "yes" if v else "NO"
-    if abs(v) >= 1000 and digits == 0:
-        return f"{v:,.0f}"
-    return f"{v:.{digits}f}"
-
-
-def _ratio(a, b):
-    return "—" if a is None or b in (None, 0) else f"{a / b:.2f}×"
-
-
 def _pct(line):
     """The share of the run the server's main thread waited, runnable, for its
     core (distlock's lines only: the node peers do not read schedstat)."""
-    v = line.get("server_runqueue_wait_share")
-    return "—" if v is None else f"{v:.0%}"
+    return pct(line.get("server_runqueue_wait_share"))
 
 
 def _limit(run, op, pipeline):
@@ -45,8 +32,8 @@ def _limit(run, op, pipeline):
 def semaphore_pair_limit(run, pipeline):
     """acquire+release pairs/s redis-benchmark drives on the semaphore's two
     scripts (64 clients), from their requests/s."""
-    a, r = _limit(run, "semaphore_acquire", pipeline), _limit(run, "semaphore_release", pipeline)
-    return 1 / (1 / a + 1 / r) if a and r else None
+    return pair_rate(_limit(run, "semaphore_acquire", pipeline),
+                     _limit(run, "semaphore_release", pipeline))
 
 
 def exact(line):
@@ -65,23 +52,23 @@ def goals_rows(run):
             r = mine / peer
             rows.append(f"| {NAMES[lib]}, acquire+release pairs/s, 64 threads, {permits} permits, "
                         f"vs redis-semaphore Semaphore | {r:.2f}× | ≥ 2× "
-                        f"| {'yes' if r >= 2 else '**no**'} |")
+                        f"| {goal_met(r >= 2)} |")
     mine = run.find(scenario="rate_limiter", lib="distlock")
     peer = run.find(scenario="rate_limiter", lib="rate-limiter-flexible")
     if mine and peer:
         r = mine["decisions_per_s"] / peer["decisions_per_s"]
         rows.append(f"| RateLimiter decisions/s, 64 threads, vs rate-limiter-flexible | {r:.2f}× "
-                    f"| ≥ 2× | {'yes' if r >= 2 else '**no**'} |")
+                    f"| ≥ 2× | {goal_met(r >= 2)} |")
     if mine:
         rows.append(f"| RateLimiter admission: admitted / allowed | {mine['admitted']:,} / "
                     f"{mine['allowed']:,} ({mine['over_admitted']} over) | exact: none over, "
-                    f"≤ {EXACT_SHORTFALL:.0%} under | {'yes' if exact(mine) else '**no**'} |")
+                    f"≤ {EXACT_SHORTFALL:.0%} under | {goal_met(exact(mine))} |")
     w = run.find(scenario="watchdog_permits", lib="distlock")
     if w:
         rows.append(f"| watchdog: holdings renewed per script call, {w['holdings']:,} Permits "
                     f"| {w['holdings_per_call']:.0f} ({w['script_calls_per_period']:.1f} calls "
                     f"per {w['period_ms']} ms period) | batched (≥ 100, as issue 4's lock goal) "
-                    f"| {'yes' if w['holdings_per_call'] >= 100 else '**no**'} |")
+                    f"| {goal_met(w['holdings_per_call'] >= 100)} |")
     return rows
 
 
@@ -94,7 +81,7 @@ def semaphore_table(run):
             "redis-semaphore polls for a free permit every 10 ms (its default); distlock waits "
             "for a release on pub/sub. The server pair limit is redis-benchmark -c 64 on "
             "semaphore_acquire.lua and semaphore_release.lua (full paths: take 1, give back 1, "
-            f"one holder), in the same run: -P 16 {_fmt(lim16)} pairs/s, -P 1 {_fmt(lim1)}. "
+            f"one holder), in the same run: -P 16 {fmt(lim16)} pairs/s, -P 1 {fmt(lim1)}. "
             "\"Own ceiling\": 1e6 / the server's CPU µs per pair in that run (= the server "
             "core's utilization). \"Server waiting for its core\": the share of the run the "
             "server's main thread was runnable while another process had its CPU.", "",
@@ -111,14 +98,14 @@ def semaphore_table(run):
         own = line.get("ratio_to_server_ceiling")
         rows.append(
             f"| {NAMES.get(line['lib'], line['lib'])} | {line['permits']} "
-            f"| {_fmt(line['pairs_per_s'])} "
-            f"| {'—' if line['lib'] == 'semaphore' else _ratio(line['pairs_per_s'], peer)} "
-            f"| {_ratio(line['pairs_per_s'], lim16)} | {'—' if own is None else f'{own:.2f}×'} "
-            f"| {_fmt(line['acquire_p50_us'])} | {_fmt(line['acquire_p99_us'])} "
-            f"| {_fmt(line['release_p50_us'])} | {_fmt(line['release_p99_us'])} "
-            f"| {_fmt(line['evalsha_per_pair'], 2)} | {_fmt(line['round_trips_per_pair'], 2)} "
-            f"| {_fmt(line['client_cpu_us_per_pair'], 1)} | {_pct(line)} "
-            f"| {_fmt(line.get('permits_available_at_end'))} |")
+            f"| {fmt(line['pairs_per_s'])} "
+            f"| {'—' if line['lib'] == 'semaphore' else ratio(line['pairs_per_s'], peer)} "
+            f"| {ratio(line['pairs_per_s'], lim16)} | {times(own)} "
+            f"| {fmt(line['acquire_p50_us'])} | {fmt(line['acquire_p99_us'])} "
+            f"| {fmt(line['release_p50_us'])} | {fmt(line['release_p99_us'])} "
+            f"| {fmt(line['evalsha_per_pair'], 2)} | {fmt(line['round_trips_per_pair'], 2)} "
+            f"| {fmt(line['client_cpu_us_per_pair'], 1)} | {_pct(line)} "
+            f"| {fmt(line.get('permits_available_at_end'))} |")
     return rows
 
 
@@ -132,8 +119,8 @@ def rate_limiter_table(run):
             "fixed window (1,000 per window of 1 s that starts at a window's first request), "
             "so it admits 1,000 per window started. The server limit is redis-benchmark "
             "-c 64 on rate_limiter_acquire.lua against one limiter of the same rate (mostly "
-            f"refusals, as here), same run: -P 16 {_fmt(lim16)} decisions/s, -P 1 "
-            f"{_fmt(lim1)}.", "",
+            f"refusals, as here), same run: -P 16 {fmt(lim16)} decisions/s, -P 1 "
+            f"{fmt(lim1)}.", "",
             "| library | decisions/s | × peer | × server limit -P 16 | × redis-benchmark -P 1 "
             "| × own ceiling | decision p50 µs | p99 µs | round trips/decision "
             "| server waiting for its core | server span s | admitted | allowed "
@@ -146,14 +133,14 @@ def rate_limiter_table(run):
         own = line.get("ratio_to_server_ceiling")
         d = line["decisions_per_s"]
         rows.append(
-            f"| {RL_NAMES.get(line['lib'], line['lib'])} | {_fmt(d)} "
-            f"| {'—' if line['lib'] != 'distlock' else _ratio(d, peer)} "
-            f"| {_ratio(d, lim16)} | {_ratio(d, lim1)} "
-            f"| {'—' if own is None else f'{own:.2f}×'} "
-            f"| {_fmt(line['decision_p50_us'])} | {_fmt(line['decision_p99_us'])} "
-            f"| {_fmt(line['round_trips_per_decision'], 3)} | {_pct(line)} "
-            f"| {_fmt(line['server_span_s'], 3)} "
-            f"| {_fmt(line['admitted'])} | {_fmt(line['allowed'])} "
+            f"| {RL_NAMES.get(line['lib'], line['lib'])} | {fmt(d)} "
+            f"| {'—' if line['lib'] != 'distlock' else ratio(d, peer)} "
+            f"| {ratio(d, lim16)} | {ratio(d, lim1)} "
+            f"| {times(own)} "
+            f"| {fmt(line['decision_p50_us'])} | {fmt(line['decision_p99_us'])} "
+            f"| {fmt(line['round_trips_per_decision'], 3)} | {_pct(line)} "
+            f"| {fmt(line['server_span_s'], 3)} "
+            f"| {fmt(line['admitted'])} | {fmt(line['allowed'])} "
             f"| {line['admitted_over_allowed']:.4f} | {line['over_admitted']} |")
     return rows
 
@@ -177,8 +164,8 @@ def watchdog_permits_table(run):
         rows.append(
             f"| {'distlock Permits' if lib == 'distlock' else NAMES[lib]} | {w['holdings']:,} "
             f"| {w['watchdog_timeout_ms']} | {w['period_ms']} | {w['seconds']:.1f} "
-            f"| {_fmt(w['script_calls'])} | {w['script_calls_per_period']:.1f} "
-            f"| {w['holdings_per_call']:.1f} | {_fmt(w['renewals'])} / {_fmt(expected)} "
+            f"| {fmt(w['script_calls'])} | {w['script_calls_per_period']:.1f} "
+            f"| {w['holdings_per_call']:.1f} | {fmt(w['renewals'])} / {fmt(expected)} "
             f"| {w['client_cpu_pct']:.2f} | {w['holdings_valid_at_end']:,} |")
     return rows
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "args.hpp"
 
 namespace distlock_bench {
 
@@ -32,8 +32,7 @@ void run_uncontended(const Config& config, const std::vector<int>& threads, bool
 // One application thread's worth of coroutines (`coroutines` of them), each
 // looping co_await async_acquire + co_await async_release on its own name.
 // `executor`: "app-thread" (an io_context run by this thread) or
-// "client-io-thread" (the Client's own I/O executor). Built only when the
-// library has Lease::async_release (see bench/CMakeLists.txt).
+// "client-io-thread" (the Client's own I/O executor).
 void run_async(const Config& config, int coroutines, const std::string& executor);
 
 // `procs` processes x `threads` threads on ONE name; a non-atomic counter in
@@ -53,7 +52,7 @@ int run_contended_child(const Config& config, const Args& args);
 // watchdog timeout: renewal calls, leases per call, client CPU.
 void run_watchdog(const Config& config, int leases, int watchdog_ms);
 
-// Issue 12, bench/synchronizers.cpp. `threads` threads on one Client doing
+// bench/synchronizers.cpp. `threads` threads on one Client doing
 // acquire(1)+release(1) on one Semaphore of `permits` permits (the Client's
 // permits), or with `permit_handles` acquire_permit(1) + Permit::release()
 // (lib "distlock-permit": each Permit its own holder).

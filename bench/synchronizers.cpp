@@ -1,4 +1,4 @@
-// The synchronizer scenarios of distlock-bench (issue 12): a Semaphore under
+// The synchronizer scenarios of distlock-bench: a Semaphore under
 // 64 threads, a RateLimiter under 64 threads with its admission checked
 // against what its rate allows, and the watchdog renewing 10,000 Permits.
 // bench/peers/node_bench.js runs the same shapes for the node peers.
@@ -13,10 +13,15 @@
 #include <thread>
 #include <vector>
 
+#include "command_stats.hpp"
 #include "distlock/client.hpp"
 #include "distlock/rate_limiter.hpp"
 #include "distlock/semaphore.hpp"
+#include "json_line.hpp"
+#include "latency.hpp"
+#include "process_stats.hpp"
 #include "scenarios.hpp"
+#include "server_cpu.hpp"
 
 namespace distlock_bench {
 namespace {
