@@ -10,6 +10,7 @@
 #include "runtime/identity.hpp"
 #include "script/scripts.hpp"
 #include "sync/lock_ops.hpp"
+#include "sync/redlock_node.hpp"
 #include "sync/semaphore_client_permits.hpp"
 #include "topology/factory.hpp"
 
@@ -121,6 +122,32 @@ std::shared_ptr<sync::Services> sync::services_of(
     const std::shared_ptr<detail::ClientImpl>& client) {
   // Shares the ClientImpl's ownership: the parts live as long as the pointer.
   return std::shared_ptr<sync::Services>(client, &client->services());
+}
+
+namespace detail {
+namespace {
+
+// A RedlockGroup's node: a ClientImpl of its own, started in the background.
+class ClientRedlockNode final : public sync::RedlockNode {
+ public:
+  explicit ClientRedlockNode(ClientOptions options)
+      : impl_(std::make_shared<ClientImpl>(std::move(options))) {}
+
+  void start_in_background() override { impl_->start_in_background(); }
+  void close() noexcept override { impl_->close(); }
+  const ClientOptions& options() const noexcept override { return impl_->options(); }
+  topology::Topology& topology() noexcept override { return impl_->topology(); }
+  MetricsSnapshot metrics_snapshot() const override { return impl_->metrics_snapshot(); }
+
+ private:
+  const std::shared_ptr<ClientImpl> impl_;
+};
+
+}  // namespace
+}  // namespace detail
+
+std::unique_ptr<sync::RedlockNode> sync::make_redlock_node(ClientOptions options) {
+  return std::make_unique<detail::ClientRedlockNode>(std::move(options));
 }
 
 namespace {

@@ -29,7 +29,9 @@ class PendingReleases;
 
 // Assembles the Client's parts (executor, topology, watchdog, waiters,
 // pending releases) and the Services view of them that the primitives use;
-// owns the I/O thread. Only the public Client and tests see it.
+// owns the I/O thread. Only the top level of src/ (the public Client and
+// MetricsServer, services_of, make_redlock_node) and tests see it: the
+// layers below get its parts through Services or a RedlockNode.
 class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
  public:
   // Validates options and prepares TLS; no I/O yet. Throws Error.

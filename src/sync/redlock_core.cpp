@@ -3,7 +3,6 @@
 #include <cmath>
 #include <set>
 
-#include "client_impl.hpp"
 #include "distlock/error.hpp"
 #include "runtime/identity.hpp"
 #include "sync/lock_keys.hpp"
@@ -80,7 +79,7 @@ RedlockHolding::RedlockHolding(std::shared_ptr<RedlockCore> c,
 RedlockCore::RedlockCore(std::vector<std::string> uris, RedlockOptions o) : options(validated(o)) {
   for (ClientOptions& node : parse_nodes(uris)) {
     // Validates the node's options (TLS files, ...): still no I/O.
-    nodes_.push_back(std::make_shared<detail::ClientImpl>(std::move(node)));
+    nodes_.push_back(make_redlock_node(std::move(node)));
   }
 }
 

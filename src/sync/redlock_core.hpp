@@ -1,7 +1,8 @@
-// The shared state of a RedlockGroup: its nodes (one
-// Client each), the attempt / extend / release of one hold on all of them at
-// once, the calling threads' holds, and the group's watchdog thread. The
-// public RedlockGroup, RedlockLock and RedlockLease are thin handles on it.
+// The shared state of a RedlockGroup: its nodes (one RedlockNode, a Client's
+// parts of its own, each), the attempt / extend / release of one hold on all
+// of them at once, the calling threads' holds, and the group's watchdog
+// thread. The public RedlockGroup, RedlockLock and RedlockLease are thin
+// handles on it.
 #pragma once
 
 #include <chrono>
@@ -22,10 +23,8 @@
 #include "runtime/lease_state.hpp"
 #include "runtime/metrics.hpp"
 #include "sync/redlock_ballot.hpp"
+#include "sync/redlock_node.hpp"
 
-namespace distlock::detail {
-class ClientImpl;
-}
 namespace distlock::topology {
 class Topology;
 }
@@ -117,7 +116,7 @@ class RedlockCore : public std::enable_shared_from_this<RedlockCore> {
   void extend(const std::vector<std::shared_ptr<RedlockHolding>>& due);
   void lose(const std::shared_ptr<RedlockHolding>& holding, LeaseLostEvent::Reason reason);
 
-  std::vector<std::shared_ptr<detail::ClientImpl>> nodes_;
+  std::vector<std::unique_ptr<RedlockNode>> nodes_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;  // closing, or a new hold to watch

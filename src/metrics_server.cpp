@@ -1,9 +1,14 @@
+// The public MetricsServer: an HTTP endpoint that knows only a snapshot
+// function. Its constructors make that function from a Client's or a
+// RedlockGroup's shared state, so this file sits above the layers, beside
+// client.cpp, and nothing under src/runtime needs the Client's parts.
 #include "distlock/metrics_server.hpp"
 
 #include <asio/ip/tcp.hpp>
 #include <asio/read_until.hpp>
 #include <asio/steady_timer.hpp>
 #include <asio/write.hpp>
+#include <functional>
 #include <thread>
 
 #include "client_impl.hpp"
@@ -88,12 +93,25 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string out_;
 };
 
+// The exposition text of `snapshot()` at each call. Checks `options` now
+// rather than at the first scrape (throws Error(invalid_argument)).
+std::function<std::string()> renderer(std::function<MetricsSnapshot()> snapshot,
+                                      PrometheusOptions options) {
+  (void)prometheus_text(MetricsSnapshot{}, options);
+  return [snapshot = std::move(snapshot), options = std::move(options)] {
+    return prometheus_text(snapshot(), options);
+  };
+}
+
 }  // namespace
 
 class MetricsServer::Impl {
  public:
-  Impl(std::function<std::string()> render, std::string host, std::uint16_t port)
-      : render_(std::move(render)), host_(std::move(host)) {
+  Impl(std::function<MetricsSnapshot()> snapshot,
+       PrometheusOptions options,
+       std::string host,
+       std::uint16_t port)
+      : render_(renderer(std::move(snapshot), std::move(options))), host_(std::move(host)) {
     std::error_code ec;
     const auto address = asio::ip::make_address(host_, ec);
     if (ec) {
@@ -141,12 +159,8 @@ MetricsServer::MetricsServer(const Client& client,
                              PrometheusOptions options) {
   std::shared_ptr<detail::ClientImpl> impl = client.impl();
   if (!impl) throw Error(errc::invalid_argument, "MetricsServer: the Client was moved from");
-  // Validated now, not at the first scrape.
-  (void)prometheus_text(MetricsSnapshot{}, options);
-  auto render = [impl = std::move(impl), options = std::move(options)] {
-    return prometheus_text(impl->metrics_snapshot(), options);
-  };
-  impl_ = std::make_unique<Impl>(std::move(render), std::move(host), port);
+  auto snapshot = [impl = std::move(impl)] { return impl->metrics_snapshot(); };
+  impl_ = std::make_unique<Impl>(std::move(snapshot), std::move(options), std::move(host), port);
 }
 
 MetricsServer::MetricsServer(const RedlockGroup& group,
@@ -155,11 +169,8 @@ MetricsServer::MetricsServer(const RedlockGroup& group,
                              PrometheusOptions options) {
   std::shared_ptr<sync::RedlockCore> core = group.core_;
   if (!core) throw Error(errc::invalid_argument, "MetricsServer: the RedlockGroup was moved from");
-  (void)prometheus_text(MetricsSnapshot{}, options);
-  auto render = [core = std::move(core), options = std::move(options)] {
-    return prometheus_text(core->metrics_snapshot(), options);
-  };
-  impl_ = std::make_unique<Impl>(std::move(render), std::move(host), port);
+  auto snapshot = [core = std::move(core)] { return core->metrics_snapshot(); };
+  impl_ = std::make_unique<Impl>(std::move(snapshot), std::move(options), std::move(host), port);
 }
 
 MetricsServer::~MetricsServer() = default;
