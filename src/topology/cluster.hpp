@@ -1,15 +1,16 @@
 // Redis Cluster: keys routed by slot to their master's connection.
 #pragma once
 
-#include <array>
+#include <chrono>
+#include <functional>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "net/connection.hpp"
 #include "net/router.hpp"
-#include "topology/cluster_map.hpp"
+#include "topology/cluster_map_refresh.hpp"
+#include "topology/cluster_node_pool.hpp"
 #include "topology/slot.hpp"
 #include "topology/topology.hpp"
 
@@ -39,9 +40,14 @@ namespace distlock::topology {
 // unlock). When that master goes away the subscription moves to another
 // master and every channel is subscribed again.
 //
+// The parts: ClusterRedirect classifies the replies, ClusterNodePool holds
+// the nodes, the slot map and the connections, ClusterMapRefresh fetches the
+// map again, RoutedCommand resends plain commands.
+//
 // Thread safety: data_for / subscriber_for / command / router() from any
-// thread (the map is under a mutex); the rest on the I/O thread.
-class Cluster final : public Topology, private net::Router {
+// thread (the map is under the pool's mutex, taken on every call); the rest
+// on the I/O thread.
+class Cluster final : public Topology, private net::Router, private ClusterNodePool::Connector {
  public:
   Cluster(asio::io_context& io,
           const ClientOptions& options,
@@ -67,12 +73,6 @@ class Cluster final : public Topology, private net::Router {
   std::size_t outstanding() override;  // summed over every master
 
  private:
-  struct Node {
-    std::string host;
-    std::uint16_t port = 0;
-    std::shared_ptr<net::Connection> data;  // made on first use
-  };
-
   // net::Router
   std::optional<net::Resend> resend(const Value& reply,
                                     std::string_view route_key,
@@ -80,47 +80,26 @@ class Cluster final : public Topology, private net::Router {
                                     std::chrono::milliseconds waited) override;
   void after(std::chrono::milliseconds delay, std::function<void(bool)> f) override;
 
-  // Under mutex_.
-  Node& node_locked(const std::string& host, std::uint16_t port);
-  net::Connection& connection_locked(Node& node);
-  // Installs `ranges`; true when a slot changed master (not on the first map).
-  bool install_locked(const std::vector<SlotRange>& ranges);
-  bool unhealthy_locked() const;
+  // ClusterNodePool::Connector: connections with this Cluster's handlers.
+  std::shared_ptr<net::Connection> data_connection(const std::string& host,
+                                                   std::uint16_t port) override;
+  std::shared_ptr<net::Connection> subscriber_connection(const std::string& host,
+                                                         std::uint16_t port,
+                                                         bool replacement) override;
+  ClientOptions options_for(const std::string& host, std::uint16_t port) const;
 
-  // Asks a connected master (any node if none) for the map, then installs it.
-  void refresh();
-  void ask(net::Connection& c, bool shards);  // CLUSTER SHARDS, or SLOTS
-  void refresh_soon();
-  void on_map(std::error_code ec, const Value& reply, bool shards);
-  // Moves the subscription off a master that is gone (I/O thread).
-  void check_subscriber();
-
-  std::shared_ptr<net::Connection> make_connection(const std::string& host,
-                                                   std::uint16_t port,
-                                                   net::Connection::Role role);
+  // connect() with one seed: true once its map is installed; false after
+  // adding why it failed to `failures`. Throws as connect() does.
+  bool connect_to(const ClientOptions::Endpoint& seed, std::string& failures);
+  void refresh_later();  // posts a map refresh to the I/O thread
 
   asio::io_context& io_;
   const ClientOptions& options_;
   asio::ssl::context* tls_;
   net::Connection::Handlers data_handlers_;
   net::Connection::Handlers subscriber_handlers_;
-
-  mutable std::mutex mutex_;
-  std::vector<std::unique_ptr<Node>> nodes_;  // never shrinks: Node& stays valid
-  std::array<Node*, kSlotCount> slots_{};
-  std::shared_ptr<net::Connection> subscriber_;
-  Node* subscriber_node_ = nullptr;
-  std::vector<std::shared_ptr<net::Connection>> retired_;  // kept until close
-  bool closed_ = false;
-  bool mapped_ = false;
-
-  // I/O thread only.
-  bool refreshing_ = false;
-  bool refresh_again_ = false;
-  bool refresh_scheduled_ = false;
-  std::size_t refresh_cursor_ = 0;  // under mutex_
-  bool subscriber_down_ = false;
-  std::shared_ptr<asio::steady_timer> refresh_timer_;
+  ClusterNodePool pool_;
+  ClusterMapRefresh refresh_;
 };
 
 }  // namespace distlock::topology

@@ -103,42 +103,15 @@ std::optional<std::vector<SlotRange>> parse_cluster_slots(const Value& reply) {
   return out;
 }
 
-std::optional<Redirection> parse_redirection(const Value& reply) {
-  if (!reply.is_error()) return std::nullopt;
-  std::string_view text = reply.as_string();
-  Redirection r;
-  if (text.rfind("MOVED ", 0) == 0) {
-    text.remove_prefix(6);
-  } else if (text.rfind("ASK ", 0) == 0) {
-    r.ask = true;
-    text.remove_prefix(4);
-  } else {
-    return std::nullopt;
-  }
-  const auto space = text.find(' ');
-  const auto colon = text.rfind(':');
-  if (space == std::string_view::npos || colon == std::string_view::npos || colon < space) {
-    return std::nullopt;
-  }
-  const auto slot = number(text.substr(0, space));
-  const auto port = number(text.substr(colon + 1));
-  if (!slot || !valid_slot(*slot) || !port || !valid_port(*port)) return std::nullopt;
-  r.slot = static_cast<std::uint16_t>(*slot);
-  r.host = std::string(text.substr(space + 1, colon - space - 1));
-  r.port = static_cast<std::uint16_t>(*port);
-  if (r.host.empty()) return std::nullopt;
-  return r;
+bool cluster_slots_instead(const Value& shards_reply) {
+  if (!shards_reply.is_error()) return false;
+  const std::string& e = shards_reply.as_string();
+  return e.find("nknown subcommand") != std::string::npos ||
+         e.find("nknown command") != std::string::npos || e.starts_with("NOPERM");
 }
 
-bool is_transient_refusal(const Value& reply) {
-  if (!reply.is_error()) return false;
-  const std::string& text = reply.as_string();
-  for (std::string_view code : {"TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN"}) {
-    if (text.rfind(code, 0) == 0 && (text.size() == code.size() || text[code.size()] == ' ')) {
-      return true;
-    }
-  }
-  return false;
+std::optional<std::vector<SlotRange>> parse_cluster_map(const Value& reply, bool shards) {
+  return shards ? parse_cluster_shards(reply) : parse_cluster_slots(reply);
 }
 
 std::optional<std::uint16_t> first_uncovered_slot(const std::vector<SlotRange>& ranges) {

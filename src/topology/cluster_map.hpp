@@ -1,6 +1,6 @@
-// Redis Cluster replies, parsed: the slot map (CLUSTER SHARDS, or CLUSTER
-// SLOTS on servers before 7.0) and the redirections and transient refusals a
-// command can meet (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, LOADING, MASTERDOWN).
+// The Redis Cluster slot map, parsed from CLUSTER SHARDS (or CLUSTER SLOTS on
+// servers before 7.0, or where an ACL denies SHARDS). Pure: no I/O. The
+// replies to routed commands are classified by ClusterRedirect.
 #pragma once
 
 #include <cstdint>
@@ -30,18 +30,14 @@ std::optional<std::vector<SlotRange>> parse_cluster_shards(const Value& reply);
 // The same from a CLUSTER SLOTS reply ([first, last, [host, port, id], ...]).
 std::optional<std::vector<SlotRange>> parse_cluster_slots(const Value& reply);
 
-// A MOVED or ASK error reply: "MOVED 6035 127.0.0.1:19002".
-struct Redirection {
-  bool ask = false;  // ASK: for this one command only, preceded by ASKING
-  std::uint16_t slot = 0;
-  std::string host;
-  std::uint16_t port = 0;
-};
-std::optional<Redirection> parse_redirection(const Value& reply);
+// CLUSTER SHARDS refused in a way that CLUSTER SLOTS may not be, so SLOTS is
+// asked instead: a server older than 7.0 does not know SHARDS ("unknown
+// subcommand", or "unknown command" from older ones), and an ACL may allow
+// cluster|slots but not cluster|shards (NOPERM), as some managed services do.
+bool cluster_slots_instead(const Value& shards_reply);
 
-// TRYAGAIN, CLUSTERDOWN, LOADING or MASTERDOWN: the server refused the
-// command without running it, and the same command may succeed shortly.
-bool is_transient_refusal(const Value& reply);
+// The ranges of a reply to CLUSTER SHARDS (`shards`) or CLUSTER SLOTS.
+std::optional<std::vector<SlotRange>> parse_cluster_map(const Value& reply, bool shards);
 
 // The first slot not covered by `ranges`, or nullopt when all 16384 are.
 std::optional<std::uint16_t> first_uncovered_slot(const std::vector<SlotRange>& ranges);

@@ -1,0 +1,193 @@
+#include "topology/cluster_node_pool.hpp"
+
+namespace distlock::topology {
+
+ClusterNodePool::ClusterNodePool(const ClientOptions& options, Connector& connector)
+    : options_(options), connector_(connector) {}
+
+ClusterNodePool::Node& ClusterNodePool::node_locked(const std::string& host, std::uint16_t port) {
+  for (auto& n : nodes_) {
+    if (n->port == port && n->host == host) return *n;
+  }
+  nodes_.push_back(std::make_unique<Node>(Node{host, port, nullptr}));
+  return *nodes_.back();
+}
+
+ClusterNodePool::Node& ClusterNodePool::first_seed_locked() {
+  return node_locked(options_.seeds.front().host, options_.seeds.front().port);
+}
+
+net::Connection& ClusterNodePool::connection_locked(Node& node) {
+  if (!node.data) {
+    node.data = connector_.data_connection(node.host, node.port);
+    if (!closed_) node.data->start();
+  }
+  return *node.data;
+}
+
+net::Connection& ClusterNodePool::data_for(std::uint16_t slot) {
+  std::lock_guard lock(mutex_);
+  Node* n = slots_[slot];
+  if (!n) {
+    // Slot unknown (no map yet, or its master failed): any node; it answers
+    // MOVED when another serves the slot.
+    n = nodes_.empty() ? &first_seed_locked() : nodes_.front().get();
+  }
+  return connection_locked(*n);
+}
+
+net::Connection& ClusterNodePool::subscriber() {
+  std::lock_guard lock(mutex_);
+  if (!subscriber_) {
+    Node* n = nullptr;
+    for (auto* s : slots_) {
+      if (s) {
+        n = s;
+        break;
+      }
+    }
+    if (!n) n = &first_seed_locked();
+    subscriber_node_ = n;
+    subscriber_ = connector_.subscriber_connection(n->host, n->port, false);
+    if (!closed_) subscriber_->start();
+  }
+  return *subscriber_;
+}
+
+net::Connection* ClusterNodePool::follow(const ClusterRedirect& r) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return nullptr;
+  Node& n = node_locked(r.host, r.port);
+  if (r.kind == ClusterRedirect::Kind::moved) slots_[r.slot] = &n;
+  return &connection_locked(n);
+}
+
+bool ClusterNodePool::closed() const {
+  std::lock_guard lock(mutex_);
+  return closed_;
+}
+
+void ClusterNodePool::add_seeds() {
+  std::lock_guard lock(mutex_);
+  for (const auto& seed : options_.seeds) node_locked(seed.host, seed.port);
+}
+
+void ClusterNodePool::adopt(const std::vector<SlotRange>& ranges,
+                            const std::string& host,
+                            std::uint16_t port,
+                            std::shared_ptr<net::Connection> connection) {
+  std::lock_guard lock(mutex_);
+  install_locked(ranges);
+  Node& n = node_locked(host, port);
+  if (!n.data) {
+    n.data = std::move(connection);
+  } else {
+    connection->close();
+  }
+}
+
+net::Connection* ClusterNodePool::map_source() {
+  std::lock_guard lock(mutex_);
+  if (closed_ || nodes_.empty()) return nullptr;
+  net::Connection* c = nullptr;
+  const std::size_t n = nodes_.size();
+  for (std::size_t i = 0; i < n && !c; ++i) {
+    Node& node = *nodes_[(map_cursor_ + i) % n];
+    if (node.data && node.data->connected()) c = node.data.get();
+  }
+  if (!c) c = &connection_locked(*nodes_[map_cursor_ % n]);
+  ++map_cursor_;
+  return c;
+}
+
+std::optional<ClusterNodePool::Installed> ClusterNodePool::install(
+    const std::optional<std::vector<SlotRange>>& ranges) {
+  std::lock_guard lock(mutex_);
+  if (closed_) return std::nullopt;
+  Installed out;
+  if (ranges) out.moved = install_locked(*ranges);
+  out.unhealthy = !ranges || unhealthy_locked();
+  return out;
+}
+
+bool ClusterNodePool::install_locked(const std::vector<SlotRange>& ranges) {
+  bool changed = false;
+  for (const auto& r : ranges) {
+    Node& n = node_locked(r.host, r.port);
+    for (unsigned s = r.first; s <= r.last; ++s) {
+      if (slots_[s] == &n) continue;
+      if (slots_[s]) changed = true;
+      slots_[s] = &n;
+    }
+  }
+  const bool report = changed && mapped_;
+  mapped_ = true;
+  return report;
+}
+
+bool ClusterNodePool::unhealthy_locked() const {
+  const Node* last = nullptr;
+  for (const Node* s : slots_) {
+    if (!s) return true;
+    if (s == last) continue;
+    last = s;
+    if (s->data && !s->data->connected()) return true;
+  }
+  return false;
+}
+
+ClusterNodePool::Node* ClusterNodePool::subscriber_target_locked() const {
+  bool still_master = false;
+  Node* target = nullptr;
+  for (Node* s : slots_) {
+    if (s == subscriber_node_) still_master = true;
+    if (!target && s && s != subscriber_node_ && s->data && s->data->connected()) target = s;
+  }
+  // Its master is only reconnecting: the connection resubscribes itself.
+  if (still_master && subscriber_node_->data && subscriber_node_->data->connected()) {
+    return nullptr;
+  }
+  return target;
+}
+
+void ClusterNodePool::move_subscriber_if_stranded() {
+  std::shared_ptr<net::Connection> old;
+  {
+    std::lock_guard lock(mutex_);
+    if (!subscriber_ || !subscriber_down_ || closed_) return;
+    Node* target = subscriber_target_locked();
+    if (!target) return;
+    old = subscriber_;
+    retired_.push_back(old);
+    subscriber_node_ = target;
+    subscriber_down_ = false;
+    subscriber_ = connector_.subscriber_connection(target->host, target->port, true);
+    subscriber_->start();
+  }
+  old->close();
+}
+
+void ClusterNodePool::close() {
+  std::vector<std::shared_ptr<net::Connection>> all;
+  {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    for (auto& n : nodes_) {
+      if (n->data) all.push_back(n->data);
+    }
+    if (subscriber_) all.push_back(subscriber_);
+    all.insert(all.end(), retired_.begin(), retired_.end());
+  }
+  for (auto& c : all) c->close();
+}
+
+std::size_t ClusterNodePool::outstanding() const {
+  std::lock_guard lock(mutex_);
+  std::size_t n = 0;
+  for (auto& node : nodes_) {
+    if (node->data) n += node->data->outstanding();
+  }
+  return n;
+}
+
+}  // namespace distlock::topology

@@ -1,0 +1,127 @@
+// The Cluster's nodes and slot map: one data connection per master, made on
+// first use, and the one pub/sub connection's placement.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "distlock/client_options.hpp"
+#include "net/connection.hpp"
+#include "topology/cluster_map.hpp"
+#include "topology/cluster_redirect.hpp"
+#include "topology/slot.hpp"
+
+namespace distlock::topology {
+
+// Every node the Client has heard of (seeds, map entries, redirection
+// targets) is kept for the life of the pool, each with its data connection
+// once one is needed; slot -> node comes from the installed map and MOVED.
+// A slot with no known master falls back to the first node (the first seed
+// when none is known): a wrong node answers MOVED.
+//
+// Thread safety: every member may be called from any thread (one mutex, never
+// held while a connection is closed) except where a comment says "I/O
+// thread". The Connector is called under that mutex.
+class ClusterNodePool {
+ public:
+  // Makes connections (not started) for the pool; their handlers are the
+  // owner's. `replacement`: a pub/sub connection that takes over from one
+  // whose master is gone, so it must subscribe every channel again.
+  class Connector {
+   public:
+    virtual std::shared_ptr<net::Connection> data_connection(const std::string& host,
+                                                             std::uint16_t port) = 0;
+    virtual std::shared_ptr<net::Connection> subscriber_connection(const std::string& host,
+                                                                   std::uint16_t port,
+                                                                   bool replacement) = 0;
+
+   protected:
+    ~Connector() = default;
+  };
+
+  // What installing a map found.
+  struct Installed {
+    bool moved = false;      // a slot changed master (never on the first map)
+    bool unhealthy = false;  // a slot without master, or a mapped master not connected
+  };
+
+  ClusterNodePool(const ClientOptions& options, Connector& connector);
+
+  // The data connection of the master of `slot`; made and started on first
+  // use (not started after close()).
+  net::Connection& data_for(std::uint16_t slot);
+  // The pub/sub connection: made and started on first use, to the first
+  // mapped master (the first seed before any map).
+  net::Connection& subscriber();
+
+  // The connection of a MOVED or ASK target (`r.redirection()`); after MOVED,
+  // `r.slot` maps to it from now on. nullptr once closed.
+  net::Connection* follow(const ClusterRedirect& r);
+  bool closed() const;
+
+  // Adds every seed as a node (no connection yet).
+  void add_seeds();
+  // Installs `ranges` fetched from `host`:`port` over `connection` (made
+  // outside the pool), which becomes that node's data connection unless it
+  // has one already (then `connection` is closed).
+  void adopt(const std::vector<SlotRange>& ranges,
+             const std::string& host,
+             std::uint16_t port,
+             std::shared_ptr<net::Connection> connection);
+
+  // The connection to ask for the map: a connected node's, else the next
+  // node's in turn (made and started if needed), so a dead node (often the
+  // seed known first) is not the only one ever asked. nullptr when closed or
+  // no node is known.
+  net::Connection* map_source();
+  // Installs `ranges` (nullopt: no usable map came; it counts as unhealthy).
+  // nullopt when the pool is closed (nothing is installed).
+  std::optional<Installed> install(const std::optional<std::vector<SlotRange>>& ranges);
+
+  // The pub/sub connection's state, told by its handlers. I/O thread.
+  void subscriber_up() { subscriber_down_ = false; }
+  void subscriber_down() { subscriber_down_ = true; }
+  // When the pub/sub connection is down and its node no longer masters a
+  // slot or is unreachable, moves it to a connected master (a replacement
+  // connection; the old one is closed). I/O thread.
+  void move_subscriber_if_stranded();
+
+  // Closes every connection; no connection is started after this.
+  void close();
+  std::size_t outstanding() const;  // summed over every data connection
+
+ private:
+  struct Node {
+    std::string host;
+    std::uint16_t port = 0;
+    std::shared_ptr<net::Connection> data;  // made on first use
+  };
+
+  Node& node_locked(const std::string& host, std::uint16_t port);
+  Node& first_seed_locked();
+  net::Connection& connection_locked(Node& node);
+  bool install_locked(const std::vector<SlotRange>& ranges);  // true: moved
+  bool unhealthy_locked() const;
+  Node* subscriber_target_locked() const;  // where a stranded subscriber goes
+
+  const ClientOptions& options_;
+  Connector& connector_;
+
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Node>> nodes_;  // never shrinks: Node& stays valid
+  std::array<Node*, kSlotCount> slots_{};
+  std::shared_ptr<net::Connection> subscriber_;
+  Node* subscriber_node_ = nullptr;
+  std::vector<std::shared_ptr<net::Connection>> retired_;  // kept until close
+  std::size_t map_cursor_ = 0;
+  bool closed_ = false;
+  bool mapped_ = false;
+  bool subscriber_down_ = false;  // I/O thread (read under mutex_ there too)
+};
+
+}  // namespace distlock::topology
