@@ -32,6 +32,7 @@ class ConnectionTransport {
  public:
   using ConnectHandler = std::function<void(std::error_code ec, std::string message)>;
 
+  // `options` and `tls` (null: no TLS) must outlive the transport.
   ConnectionTransport(asio::io_context& io, const ClientOptions& options, asio::ssl::context* tls);
   ConnectionTransport(const ConnectionTransport&) = delete;
   ConnectionTransport& operator=(const ConnectionTransport&) = delete;
