@@ -1,26 +1,19 @@
-// Connection, part one: the transport. Resolving and connecting (TCP, TLS,
-// unix sockets), the handshake (AUTH, SELECT, CLIENT SETNAME, script preload),
-// dropping and reconnecting with backoff, close(), and the socket reads and
-// writes. The request pipeline is in connection_pipeline.cpp.
+// Connection: the lifecycle of one Redis connection. Connecting through the
+// transport, the handshake, dropping and reconnecting with backoff, close(),
+// and moving bytes between the transport and the request pipeline.
 #include "net/connection.hpp"
 
 #include <openssl/rand.h>
-#include <openssl/ssl.h>
 
-#include <asio/connect.hpp>
 #include <asio/post.hpp>
-#include <asio/ssl/host_name_verification.hpp>
-#include <asio/write.hpp>
 #include <future>
 
 #include "distlock/error.hpp"
 #include "net/backoff.hpp"
-#include "resp/encoder.hpp"
+#include "net/connection_handshake.hpp"
 
 namespace distlock::net {
 namespace {
-
-constexpr std::size_t kReadChunk = 64 * 1024;
 
 std::uint64_t random_u64() {
   std::uint64_t r = 0;
@@ -44,35 +37,23 @@ struct Attempt {
   }
 };
 
-// Checks the replies to AUTH / SELECT / CLIENT SETNAME sent after connecting.
+// Finishes the attempt with the outcome of the handshake's replies.
 class HandshakeCompletion final : public Completion {
  public:
-  HandshakeCompletion(std::shared_ptr<Attempt> attempt, std::vector<std::string> steps)
-      : attempt_(std::move(attempt)), steps_(std::move(steps)) {}
+  HandshakeCompletion(std::shared_ptr<Attempt> attempt, ConnectionHandshake handshake)
+      : attempt_(std::move(attempt)), handshake_(std::move(handshake)) {}
 
   void complete(std::error_code ec, Value reply) override {
     std::unique_ptr<HandshakeCompletion> self(this);
     if (ec) return attempt_->finish(ec, "connection lost during handshake");
-    std::vector<Value> replies;
-    if (steps_.size() == 1) {
-      replies.push_back(std::move(reply));
-    } else {
-      replies = std::move(reply.as_array());
-    }
-    for (std::size_t i = 0; i < replies.size() && i < steps_.size(); ++i) {
-      if (!replies[i].is_error() || steps_[i].empty()) continue;  // "" = optional step
-      const bool auth = steps_[i].rfind("AUTH", 0) == 0;
-      // The server's error text never echoes the password; steps_ holds only
-      // a description such as "AUTH user 'alice'".
-      return attempt_->finish(auth ? errc::auth_failed : errc::connection_failed,
-                              steps_[i] + " failed: " + replies[i].as_string());
-    }
-    attempt_->finish({}, {});
+    std::string message;
+    ec = handshake_.check(std::move(reply), message);
+    attempt_->finish(ec, std::move(message));
   }
 
  private:
   std::shared_ptr<Attempt> attempt_;
-  std::vector<std::string> steps_;
+  ConnectionHandshake handshake_;
 };
 
 }  // namespace
@@ -84,15 +65,14 @@ Connection::Connection(asio::io_context& io,
                        Handlers handlers)
     : io_(io),
       options_(options),
-      tls_context_(tls),
-      role_(role),
       handlers_(std::move(handlers)),
       address_{options.host, options.port},
-      resolver_(io),
+      pipeline_({role == Role::subscriber, std::move(handlers_.on_push),
+                 std::move(handlers_.on_readonly)}),
+      transport_(io, options_, tls),
       request_timer_(io),
       connect_timer_(io),
-      reconnect_timer_(io),
-      read_buffer_(kReadChunk) {}
+      reconnect_timer_(io) {}
 
 Connection::~Connection() = default;
 
@@ -123,7 +103,7 @@ void Connection::start() {
       if (!ec) return self->became_ready(false);
       if (self->state_ == State::connecting) {
         self->state_ = State::disconnected;
-        self->close_socket();
+        self->transport_.close();
         self->schedule_reconnect();
         if (self->handlers_.on_connect_failed) self->handlers_.on_connect_failed();
       }
@@ -131,7 +111,7 @@ void Connection::start() {
   });
 }
 
-void Connection::start_connect(std::function<void(std::error_code, std::string)> done) {
+void Connection::start_connect(ConnectDone done) {
   if (state_ == State::closed) return done(errc::closed, "client closed");
   state_ = State::connecting;
   const auto gen = ++generation_;
@@ -145,129 +125,35 @@ void Connection::start_connect(std::function<void(std::error_code, std::string)>
   connect_timer_.expires_after(options_.connect_timeout);
   connect_timer_.async_wait([self = shared_from_this(), attempt, gen](std::error_code e) {
     if (e || gen != self->generation_ || attempt->finished) return;
-    self->close_socket();
-    self->resolver_.cancel();
+    self->transport_.close();
     attempt->finish(errc::connection_failed,
                     "connect timed out after " +
                         std::to_string(self->options_.connect_timeout.count()) + " ms");
   });
 
-  auto fail = [attempt](const char* what, std::error_code e) {
-    attempt->finish(errc::connection_failed, std::string(what) + ": " + e.message());
-  };
-  auto on_connected = [self = shared_from_this(), attempt, gen, fail](std::error_code e) {
-    if (gen != self->generation_ || attempt->finished) return;
-    if (e) return fail("connect failed", e);
-    self->on_transport_ready(
-        [attempt](std::error_code ec, std::string m) { attempt->finish(ec, std::move(m)); });
-  };
-
-  if (!options_.unix_path.empty()) {
-    unix_ = std::make_unique<asio::local::stream_protocol::socket>(io_);
-    unix_->async_connect(asio::local::stream_protocol::endpoint(options_.unix_path), on_connected);
-    return;
-  }
-  resolver_.async_resolve(
-      attempted_.host, std::to_string(attempted_.port),
-      [self = shared_from_this(), attempt, gen, fail, on_connected](
-          std::error_code e, asio::ip::tcp::resolver::results_type results) {
+  transport_.async_connect(
+      attempted_, [self = shared_from_this(), attempt, gen](std::error_code e, std::string m) {
         if (gen != self->generation_ || attempt->finished) return;
-        if (e) return fail("cannot resolve host", e);
-        asio::ip::tcp::socket* socket = nullptr;
-        if (self->tls_context_ != nullptr) {
-          self->tls_ = std::make_unique<asio::ssl::stream<asio::ip::tcp::socket>>(
-              self->io_, *self->tls_context_);
-          socket = &self->tls_->next_layer();
-        } else {
-          self->tcp_ = std::make_unique<asio::ip::tcp::socket>(self->io_);
-          socket = self->tcp_.get();
-        }
-        asio::async_connect(*socket, results,
-                            [on_connected](std::error_code ec, const asio::ip::tcp::endpoint&) {
-                              on_connected(ec);
-                            });
+        if (e) return attempt->finish(e, std::move(m));
+        self->send_handshake([attempt](std::error_code ec, std::string message) {
+          attempt->finish(ec, std::move(message));
+        });
       });
 }
 
-void Connection::on_transport_ready(std::function<void(std::error_code, std::string)> done) {
-  asio::ip::tcp::socket* socket = tls_ ? &tls_->next_layer() : tcp_.get();
-  if (socket != nullptr) {
-    std::error_code ignored;
-    socket->set_option(asio::ip::tcp::no_delay(true), ignored);
-    socket->set_option(asio::socket_base::keep_alive(true), ignored);
-  }
-  if (!tls_) return send_handshake(std::move(done));
-
-  const std::string& name =
-      options_.tls.server_name.empty() ? attempted_.host : options_.tls.server_name;
-  // SSL_set_tlsext_host_name is a macro with a C cast; call what it expands to.
-  SSL_ctrl(tls_->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
-           const_cast<char*>(name.c_str()));
-  if (options_.tls.verify_peer) {
-    tls_->set_verify_mode(asio::ssl::verify_peer);
-    tls_->set_verify_callback(asio::ssl::host_name_verification(name));
-  } else {
-    tls_->set_verify_mode(asio::ssl::verify_none);
-  }
-  const auto gen = generation_;
-  tls_->async_handshake(
-      asio::ssl::stream_base::client,
-      [self = shared_from_this(), gen, done = std::move(done)](std::error_code e) mutable {
-        if (gen != self->generation_) return;
-        if (e) return done(errc::connection_failed, "TLS handshake failed: " + e.message());
-        self->send_handshake(std::move(done));
-      });
-}
-
-void Connection::send_handshake(std::function<void(std::error_code, std::string)> done) {
+void Connection::send_handshake(ConnectDone done) {
   decoder_.reset();
   read_some();
-  std::vector<std::string> steps;
-  std::string payload;
-  if (!options_.password.empty()) {
-    if (options_.username.empty()) {
-      const std::string_view args[] = {"AUTH", options_.password};
-      resp::encode_command(payload, args);
-      steps.push_back("AUTH");
-    } else {
-      const std::string_view args[] = {"AUTH", options_.username, options_.password};
-      resp::encode_command(payload, args);
-      steps.push_back("AUTH user '" + options_.username + "'");
-    }
-  }
-  if (options_.db != 0) {
-    const std::string db = std::to_string(options_.db);
-    const std::string_view args[] = {"SELECT", db};
-    resp::encode_command(payload, args);
-    steps.push_back("SELECT " + db);
-  }
-  if (!options_.client_name.empty()) {
-    const std::string_view args[] = {"CLIENT", "SETNAME", options_.client_name};
-    resp::encode_command(payload, args);
-    steps.push_back("CLIENT SETNAME");
-  }
-  if (steps.empty()) {
-    // Always make one round trip, so a server that speaks another protocol
-    // (TLS on a plain client) fails the connect instead of the first command.
-    const std::string_view args[] = {"PING"};
-    resp::encode_command(payload, args);
-    steps.push_back("PING");
-  }
-  for (const auto& command : handlers_.preload) {
-    const std::vector<std::string_view> args(command.begin(), command.end());
-    resp::encode_command(payload, args);
-    steps.emplace_back();  // optional: its error (e.g. NOPERM) is ignored
-  }
-
+  ConnectionHandshake handshake(options_, handlers_.preload);
+  ConnectionPipeline::Request r;
+  r.payload = handshake.take_payload();
+  r.replies = handshake.replies();
   auto attempt = std::make_shared<Attempt>();
   attempt->done = std::move(done);
-  Request r;
-  r.replies = static_cast<std::uint32_t>(steps.size());
-  r.completion = new HandshakeCompletion(attempt, std::move(steps));
-  r.deadline = Clock::time_point::max();  // the connect timer bounds the handshake
-  ++outstanding_;
-  write_buffer_ = std::move(payload);
-  inflight_.push_front(std::move(r));
+  r.completion = new HandshakeCompletion(attempt, std::move(handshake));
+  // Ahead of the requests that queued meanwhile, which wait for it; the
+  // connect timer bounds the handshake, so no deadline of its own.
+  write_buffer_ = pipeline_.prepend(std::move(r));
   start_write();
 }
 
@@ -288,7 +174,7 @@ void Connection::drop(std::error_code ec) {
   const bool was_ready = state_ == State::ready;
   state_ = State::disconnected;
   ++generation_;
-  close_socket();
+  transport_.close();
   writing_ = false;
   write_buffer_.clear();
   decoder_.reset();
@@ -296,7 +182,7 @@ void Connection::drop(std::error_code ec) {
   // queued before the drop fail too, so "everything pending when the
   // connection went away" has one outcome; those submitted after this point
   // wait for the reconnect.
-  fail_all(errc::connection_lost);
+  pipeline_.fail_all(errc::connection_lost);
   if (was_ready && handlers_.on_disconnected) handlers_.on_disconnected();
   schedule_reconnect();
 }
@@ -336,77 +222,111 @@ void Connection::follow_address() {
   schedule_reconnect();
 }
 
-void Connection::start_write() {
-  writing_ = true;
-  const auto gen = generation_;
-  with_stream([&](auto& stream) {
-    asio::async_write(stream, asio::buffer(write_buffer_),
-                      [self = shared_from_this(), gen](std::error_code e, std::size_t) {
-                        if (gen != self->generation_) return;
-                        self->writing_ = false;
-                        self->write_buffer_.clear();
-                        if (e) return self->drop(e);
-                        self->write_some();  // nothing while the handshake runs
-                      });
-  });
-}
-
-void Connection::read_some() {
-  const auto gen = generation_;
-  with_stream([&](auto& stream) {
-    stream.async_read_some(asio::buffer(read_buffer_),
-                           [self = shared_from_this(), gen](std::error_code e, std::size_t n) {
-                             if (gen != self->generation_) return;
-                             if (e) return self->drop(e);
-                             self->decoder_.feed(self->read_buffer_.data(), n);
-                             for (;;) {
-                               std::error_code pe;
-                               auto reply = self->decoder_.next(pe);
-                               if (pe) return self->drop(pe);
-                               if (!reply) break;
-                               self->on_reply(std::move(*reply));
-                               if (gen != self->generation_)
-                                 return;  // a completion closed or dropped us
-                             }
-                             self->read_some();
-                           });
-  });
-}
-
 void Connection::close() {
-  {
-    std::lock_guard lock(mutex_);
-    if (closing_) return;
-    closing_ = true;
-  }
+  if (!pipeline_.close_intake()) return;
   asio::post(io_, [self = shared_from_this()] {
     self->state_ = State::closed;
     ++self->generation_;
     self->request_timer_.cancel();
     self->connect_timer_.cancel();
     self->reconnect_timer_.cancel();
-    self->resolver_.cancel();
-    self->close_socket();
-    self->fail_all(errc::closed);
+    self->transport_.close();
+    self->pipeline_.fail_all(errc::closed);
   });
 }
 
-void Connection::close_socket() {
-  std::error_code ignored;
-  if (tls_) tls_->next_layer().close(ignored);
-  if (tcp_) tcp_->close(ignored);
-  if (unix_) unix_->close(ignored);
+std::error_code Connection::submit(std::string payload,
+                                   std::uint32_t replies,
+                                   Completion* completion) {
+  bool wake = false;
+  const auto ec = pipeline_.submit(
+      {std::move(payload), replies, completion, Clock::now() + options_.command_timeout, {}},
+      options_.max_queued, wake);
+  if (wake) asio::post(io_, [self = shared_from_this()] { self->flush(); });
+  return ec;
 }
 
-template <class F>
-void Connection::with_stream(F&& f) {
-  if (tls_) {
-    f(*tls_);
-  } else if (unix_) {
-    f(*unix_);
-  } else {
-    f(*tcp_);
+void Connection::retarget(std::string host, std::uint16_t port) {
+  set_address(std::move(host), port);
+  asio::post(io_, [self = shared_from_this()] { self->follow_address(); });
+}
+
+void Connection::set_address(std::string host, std::uint16_t port) {
+  std::lock_guard lock(mutex_);
+  address_ = {std::move(host), port};
+}
+
+ClientOptions::Endpoint Connection::address() const {
+  std::lock_guard lock(mutex_);
+  return address_;
+}
+
+void Connection::flush() {
+  pipeline_.take_submitted();
+  if (state_ == State::closed) return pipeline_.fail_all(errc::closed);
+  arm_timer();
+  write_some();
+}
+
+void Connection::write_some() {
+  if (writing_ || state_ != State::ready) return;
+  pipeline_.take_writes(write_buffer_);
+  if (!write_buffer_.empty()) start_write();
+}
+
+void Connection::start_write() {
+  writing_ = true;
+  const auto gen = generation_;
+  transport_.async_write(write_buffer_,
+                         [self = shared_from_this(), gen](std::error_code e, std::size_t) {
+                           if (gen != self->generation_) return;
+                           self->writing_ = false;
+                           self->write_buffer_.clear();
+                           if (e) return self->drop(e);
+                           self->write_some();  // nothing while the handshake runs
+                         });
+}
+
+void Connection::read_some() {
+  const auto gen = generation_;
+  transport_.async_read_some([self = shared_from_this(), gen](std::error_code e, std::size_t n) {
+    if (gen != self->generation_) return;
+    if (e) return self->drop(e);
+    self->decoder_.feed(self->transport_.read_data(), n);
+    for (;;) {
+      std::error_code pe;
+      auto reply = self->decoder_.next(pe);
+      if (pe) return self->drop(pe);
+      if (!reply) break;
+      self->on_reply(std::move(*reply));
+      if (gen != self->generation_) return;  // a completion closed or dropped us
+    }
+    self->read_some();
+  });
+}
+
+void Connection::on_reply(Value reply) {
+  if (pipeline_.on_reply(std::move(reply)) == ConnectionPipeline::Match::unexpected) {
+    drop(errc::protocol_error);  // a reply nobody asked for
   }
+}
+
+void Connection::arm_timer() {
+  if (timer_armed_ || state_ == State::closed) return;
+  const auto earliest = pipeline_.next_deadline();
+  if (earliest == Clock::time_point::max()) return;
+  timer_armed_ = true;
+  request_timer_.expires_at(earliest);
+  request_timer_.async_wait([self = shared_from_this()](std::error_code e) {
+    self->timer_armed_ = false;
+    if (e || self->state_ == State::closed) return;
+    self->on_timer();
+  });
+}
+
+void Connection::on_timer() {
+  pipeline_.expire(Clock::now());
+  arm_timer();
 }
 
 }  // namespace distlock::net

@@ -1,4 +1,6 @@
-// One Redis connection on Asio, pipelined and shared by every thread.
+// One Redis connection on Asio, pipelined and shared by every thread: the
+// lifecycle (connect, handshake, drop, reconnect, close) over a transport
+// (the byte stream) and a pipeline (requests, replies, deadlines).
 #pragma once
 
 #include <asio/io_context.hpp>
@@ -19,11 +21,11 @@
 
 #include "distlock/client_options.hpp"
 #include "net/completion.hpp"
+#include "net/connection_pipeline.hpp"
+#include "net/connection_transport.hpp"
 #include "resp/decoder.hpp"
 
 namespace distlock::net {
-
-using Clock = std::chrono::steady_clock;
 
 // Auto-pipelining: submit() may be called from any thread. Requests queue
 // under a short mutex (never held across I/O); the I/O thread coalesces all
@@ -126,29 +128,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close();
 
   bool connected() const noexcept { return state_.load() == State::ready; }
-  std::size_t outstanding() const noexcept { return outstanding_.load(); }
+  std::size_t outstanding() const noexcept { return pipeline_.outstanding(); }
   const ClientOptions& options() const noexcept { return options_; }
 
  private:
   enum class State { disconnected, connecting, ready, closed };
-
-  struct Request {
-    std::string payload;
-    std::uint32_t replies = 1;
-    Completion* completion = nullptr;  // null once completed early (timeout)
-    Clock::time_point deadline;
-    std::vector<Value> collected;  // for requests expecting several replies
-  };
+  using ConnectDone = std::function<void(std::error_code, std::string)>;
 
   // All below run on the I/O thread.
-  void start_connect(std::function<void(std::error_code, std::string)> done);
-  void on_transport_ready(std::function<void(std::error_code, std::string)> done);
-  void send_handshake(std::function<void(std::error_code, std::string)> done);
+  void start_connect(ConnectDone done);
+  void send_handshake(ConnectDone done);
   void became_ready(bool reconnected);
   void drop(std::error_code ec);
   void schedule_reconnect();
   // retarget(): reconnects when the address changed.
   void follow_address();
+  // Takes the requests submitted since the last flush into the pipeline.
   void flush();
   void write_some();
   // Writes write_buffer_ (not empty, no write in progress).
@@ -157,43 +152,27 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_reply(Value reply);
   void arm_timer();
   void on_timer();
-  void fail_all(std::error_code ec);
-  void finish(Request& r, std::error_code ec, Value reply);
-  void close_socket();
-  template <class F>
-  void with_stream(F&& f);
 
   asio::io_context& io_;
   const ClientOptions options_;
-  asio::ssl::context* tls_context_;
-  const Role role_;
   Handlers handlers_;
 
   std::atomic<State> state_{State::disconnected};
-  std::atomic<std::size_t> outstanding_{0};
 
-  // Shared with submitting threads.
+  // Shared with submitting threads (the pipeline's intake is thread-safe too).
   mutable std::mutex mutex_;
   ClientOptions::Endpoint address_;  // where the next connect attempt goes
-  std::vector<Request> submitted_;
-  bool flush_posted_ = false;
-  bool closing_ = false;
+  ConnectionPipeline pipeline_;
 
   // I/O thread only.
   ClientOptions::Endpoint attempted_;  // the address of the current or last attempt
-  std::unique_ptr<asio::ip::tcp::socket> tcp_;
-  std::unique_ptr<asio::ssl::stream<asio::ip::tcp::socket>> tls_;
-  std::unique_ptr<asio::local::stream_protocol::socket> unix_;
-  asio::ip::tcp::resolver resolver_;
+  ConnectionTransport transport_;
   asio::steady_timer request_timer_;
   asio::steady_timer connect_timer_;
   asio::steady_timer reconnect_timer_;
   bool timer_armed_ = false;
-  std::deque<Request> unsent_;
-  std::deque<Request> inflight_;
   std::string write_buffer_;
   bool writing_ = false;
-  std::vector<char> read_buffer_;
   resp::Decoder decoder_;
   unsigned reconnect_attempt_ = 0;
   bool ever_connected_ = false;

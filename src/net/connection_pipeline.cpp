@@ -1,13 +1,6 @@
-// Connection, part two: the request pipeline. Queueing submitted requests,
-// coalescing them into one write, matching replies to requests in FIFO order,
-// request timeouts, and failing everything pending. The transport (sockets,
-// TLS, the handshake, reconnecting, the socket reads and writes) is in
-// connection.cpp.
-#include "net/connection.hpp"
+#include "net/connection_pipeline.hpp"
 
-#include <asio/post.hpp>
 #include <utility>
-#include <vector>
 
 #include "distlock/error.hpp"
 
@@ -28,65 +21,47 @@ bool is_readonly(const Value& v) {
 
 }  // namespace
 
-std::error_code Connection::submit(std::string payload,
-                                   std::uint32_t replies,
-                                   Completion* completion) {
-  bool post = false;
-  {
-    std::lock_guard lock(mutex_);
-    if (closing_) return errc::closed;
-    if (outstanding_.load(std::memory_order_relaxed) >= options_.max_queued) {
-      return errc::queue_full;
-    }
-    ++outstanding_;
-    submitted_.push_back(Request{
-        std::move(payload), replies, completion, Clock::now() + options_.command_timeout, {}});
-    post = !flush_posted_;
-    flush_posted_ = true;
-  }
-  if (post) asio::post(io_, [self = shared_from_this()] { self->flush(); });
+ConnectionPipeline::ConnectionPipeline(Hooks hooks) : hooks_(std::move(hooks)) {}
+
+std::error_code ConnectionPipeline::submit(Request r, std::size_t max_queued, bool& wake) {
+  std::lock_guard lock(mutex_);
+  wake = false;
+  if (closed_) return errc::closed;
+  if (outstanding_.load(std::memory_order_relaxed) >= max_queued) return errc::queue_full;
+  ++outstanding_;
+  submitted_.push_back(std::move(r));
+  wake = !wake_pending_;
+  wake_pending_ = true;
   return {};
 }
 
-// The address, like the queue, is shared with other threads; following a
-// change is the transport's part (follow_address, in connection.cpp).
-void Connection::retarget(std::string host, std::uint16_t port) {
-  set_address(std::move(host), port);
-  asio::post(io_, [self = shared_from_this()] { self->follow_address(); });
-}
-
-void Connection::set_address(std::string host, std::uint16_t port) {
+bool ConnectionPipeline::close_intake() {
   std::lock_guard lock(mutex_);
-  address_ = {std::move(host), port};
+  return !std::exchange(closed_, true);
 }
 
-ClientOptions::Endpoint Connection::address() const {
-  std::lock_guard lock(mutex_);
-  return address_;
-}
-
-void Connection::flush() {
+void ConnectionPipeline::take_submitted() {
   std::vector<Request> batch;
   {
     std::lock_guard lock(mutex_);
     batch.swap(submitted_);
-    flush_posted_ = false;
-  }
-  if (state_ == State::closed) {
-    for (auto& r : batch) finish(r, errc::closed, {});
-    return;
+    wake_pending_ = false;
   }
   for (auto& r : batch) unsent_.push_back(std::move(r));
-  arm_timer();
-  write_some();
 }
 
-void Connection::write_some() {
-  if (writing_ || state_ != State::ready) return;
+std::string ConnectionPipeline::prepend(Request r) {
+  ++outstanding_;
+  std::string payload = std::exchange(r.payload, std::string());
+  inflight_.push_front(std::move(r));
+  return payload;
+}
+
+void ConnectionPipeline::take_writes(std::string& out) {
   while (!unsent_.empty()) {
     Request& r = unsent_.front();
     if (r.completion != nullptr) {
-      write_buffer_.append(r.payload);
+      out.append(r.payload);
       r.payload = std::string();
       inflight_.push_back(std::move(r));
     } else {
@@ -94,59 +69,37 @@ void Connection::write_some() {
     }
     unsent_.pop_front();
   }
-  if (!write_buffer_.empty()) start_write();
 }
 
-void Connection::on_reply(Value reply) {
-  if (role_ == Role::subscriber && is_push(reply)) {
-    if (handlers_.on_push) handlers_.on_push(std::move(reply));
-    return;
+ConnectionPipeline::Match ConnectionPipeline::on_reply(Value reply) {
+  if (hooks_.take_pushes && is_push(reply)) {
+    if (hooks_.on_push) hooks_.on_push(std::move(reply));
+    return Match::push;
   }
-  if (inflight_.empty()) return drop(errc::protocol_error);  // a reply nobody asked for
+  if (inflight_.empty()) return Match::unexpected;
   Request& front = inflight_.front();
   if (front.replies > 1) {
     front.collected.push_back(std::move(reply));
-    if (front.collected.size() < front.replies) return;
+    if (front.collected.size() < front.replies) return Match::request;
     reply = Value::array(std::move(front.collected));
   }
+  // Off the queue before its completion runs, which may re-enter the
+  // connection.
   Request done = std::move(front);
   inflight_.pop_front();
-  if (handlers_.on_readonly && done.replies == 1 && is_readonly(reply)) {
-    // A replica refused the write: it did not run. Reported like a drop, so
-    // callers take the paths they already have for an unanswered request;
-    // the handler first, so the search for the master is under way by then.
-    handlers_.on_readonly();
-    return finish(done, errc::connection_lost, {});
+  if (hooks_.on_readonly && done.replies == 1 && is_readonly(reply)) {
+    // Reported like a drop, so callers take the paths they already have for
+    // an unanswered request; the hook first, so the search for the master is
+    // under way by then.
+    hooks_.on_readonly();
+    finish(done, errc::connection_lost, {});
+    return Match::request;
   }
   finish(done, {}, std::move(reply));
+  return Match::request;
 }
 
-void Connection::finish(Request& r, std::error_code ec, Value reply) {
-  --outstanding_;
-  if (Completion* c = std::exchange(r.completion, nullptr)) c->complete(ec, std::move(reply));
-}
-
-void Connection::arm_timer() {
-  if (timer_armed_ || state_ == State::closed) return;
-  auto earliest = Clock::time_point::max();
-  for (const auto& r : inflight_) {
-    if (r.completion != nullptr && r.deadline < earliest) earliest = r.deadline;
-  }
-  for (const auto& r : unsent_) {
-    if (r.completion != nullptr && r.deadline < earliest) earliest = r.deadline;
-  }
-  if (earliest == Clock::time_point::max()) return;
-  timer_armed_ = true;
-  request_timer_.expires_at(earliest);
-  request_timer_.async_wait([self = shared_from_this()](std::error_code e) {
-    self->timer_armed_ = false;
-    if (e || self->state_ == State::closed) return;
-    self->on_timer();
-  });
-}
-
-void Connection::on_timer() {
-  const auto now = Clock::now();
+void ConnectionPipeline::expire(Clock::time_point now) {
   // In-flight requests stay queued (their replies will still come, in order)
   // but complete now; the late reply is discarded.
   for (auto& r : inflight_) {
@@ -162,10 +115,20 @@ void Connection::on_timer() {
       ++it;
     }
   }
-  arm_timer();
 }
 
-void Connection::fail_all(std::error_code ec) {
+Clock::time_point ConnectionPipeline::next_deadline() const {
+  auto earliest = Clock::time_point::max();
+  for (const auto& r : inflight_) {
+    if (r.completion != nullptr && r.deadline < earliest) earliest = r.deadline;
+  }
+  for (const auto& r : unsent_) {
+    if (r.completion != nullptr && r.deadline < earliest) earliest = r.deadline;
+  }
+  return earliest;
+}
+
+void ConnectionPipeline::fail_all(std::error_code ec) {
   std::vector<Request> batch;
   {
     std::lock_guard lock(mutex_);
@@ -178,6 +141,11 @@ void Connection::fail_all(std::error_code ec) {
   drain(inflight_);
   drain(unsent_);
   drain(batch);
+}
+
+void ConnectionPipeline::finish(Request& r, std::error_code ec, Value reply) {
+  --outstanding_;
+  if (Completion* c = std::exchange(r.completion, nullptr)) c->complete(ec, std::move(reply));
 }
 
 }  // namespace distlock::net
