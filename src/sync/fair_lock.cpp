@@ -7,30 +7,17 @@
 #include "runtime/executor.hpp"
 #include "script/scripts.hpp"
 #include "sync/fair_lock_step.hpp"
-#include "sync/lock_keys.hpp"
-#include "topology/slot.hpp"
+#include "sync/key_layout.hpp"
 #include "topology/topology.hpp"
 
 namespace distlock::sync {
-namespace {
-
-// "<prefix>:{name}" as Redisson names its fair lock's keys, whenever that
-// shares `name`'s cluster slot; otherwise a key that does (see fence_key_for):
-// every key of one fair lock must live on one node for its scripts.
-std::string fair_key(std::string_view prefix, const std::string& name) {
-  std::string key = redisson_channel(prefix, name);
-  if (topology::key_slot(key) == topology::key_slot(name)) return key;
-  return std::string(prefix) + ":" + fence_key_for(name);
-}
-
-}  // namespace
 
 FairPrimitive::FairPrimitive(std::string lock_name, bool fenced)
     : Primitive(std::move(lock_name), "fair lock"),
-      queue(fair_key("redisson_lock_queue", name)),
-      timeout(fair_key("redisson_lock_timeout", name)),
-      channel_prefix(redisson_channel("redisson_lock__channel", name)) {
-  if (fenced) fence = fence_key_for(name);
+      queue(fair_queue_key(name)),
+      timeout(fair_timeout_key(name)),
+      channel_prefix(lock_channel(name)) {
+  if (fenced) fence = fencing_counter_key(name);
 }
 
 std::string FairPrimitive::waiter_channel(const std::string& owner) const {

@@ -8,6 +8,7 @@
 #include "runtime/executor.hpp"
 #include "script/scripts.hpp"
 #include "sync/acquire_op.hpp"
+#include "sync/key_layout.hpp"
 #include "sync/latch_recheck.hpp"
 #include "sync/services.hpp"
 #include "topology/topology.hpp"
@@ -93,9 +94,7 @@ Value call_script_blocking(Services& client,
 
 LatchNames::LatchNames(std::string latch_name) : name(std::move(latch_name)) {
   validate_sync_name(name, "latch");
-  // Redisson's prefixName: a name with a hash tag keeps it as it is.
-  channel = name.find('{') == std::string::npos ? "redisson_countdownlatch__channel:{" + name + "}"
-                                                : "redisson_countdownlatch__channel:" + name;
+  channel = latch_channel(name);
 }
 
 LatchStep::LatchStep(std::shared_ptr<const LatchNames> names)

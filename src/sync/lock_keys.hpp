@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "sync/key_layout.hpp"  // its keys' layout, for the users of LockKeys too
 #include "sync/primitive.hpp"
 
 namespace distlock::sync {
@@ -14,8 +15,8 @@ class LockKeys final : public Primitive {
   LockKeys(std::string name, bool fenced);
 
   const std::string& name = Primitive::name();  // the lock hash's key
-  std::string channel;  // redisson_lock__channel:{name}, or :name when it has a '{'
-  std::string fence;    // fencing counter key; empty unless fenced
+  std::string channel;                          // lock_channel(name)
+  std::string fence;                            // fencing_counter_key(name); empty unless fenced
 
   std::string_view route_key() const override { return name; }
   std::string_view kind() const override { return "lock"; }
@@ -32,15 +33,5 @@ class LockKeys final : public Primitive {
  protected:
   std::string_view unlock_channel() const override { return channel; }
 };
-
-// The channel Redisson's locks publish unlocks on for `name`:
-// "redisson_lock__channel:{name}", or ":name" when the name has a '{'.
-std::string redisson_channel(std::string_view prefix, const std::string& name);
-
-// The fencing counter's key for `name`: "redisson_lock_token:{name}" (as
-// Redisson's fenced lock) whenever that hashes to the same cluster slot as
-// `name`; otherwise a key that does, so every key of one lock shares a slot
-// for any name, including names with '{' or '}'.
-std::string fence_key_for(const std::string& name);
 
 }  // namespace distlock::sync

@@ -4,7 +4,7 @@
 
 #include "script/scripts.hpp"
 #include "sync/holding_step.hpp"
-#include "sync/lock_keys.hpp"
+#include "sync/key_layout.hpp"
 #include "sync/lock_step.hpp"
 
 namespace distlock::sync {
@@ -75,8 +75,7 @@ class WriteStep final : public HoldingStep {
 }  // namespace
 
 ReadWriteNames::ReadWriteNames(const std::string& name)
-    : key_prefix(name.find('{') == std::string::npos ? "{" + name + "}" : name),
-      channel(redisson_channel("redisson_rwlock", name)) {}
+    : key_prefix(rw_key_prefix(name)), channel(rw_channel(name)) {}
 
 // --- read side -------------------------------------------------------------
 
@@ -84,7 +83,7 @@ ReadSide::ReadSide(std::string name)
     : Primitive(std::move(name), "read-write lock"), names(this->name()) {}
 
 std::string ReadSide::timeout_prefix(const std::string& owner) const {
-  return names.key_prefix + ":" + owner + ":rwlock_timeout";
+  return rw_timeout_prefix(name(), owner);
 }
 
 std::unique_ptr<HoldingStep> ReadSide::acquire_step(Services& client,
@@ -117,7 +116,7 @@ void ReadSide::release_args(const Holding& state,
 
 WriteSide::WriteSide(std::string name, bool fenced)
     : Primitive(std::move(name), "read-write lock"), names(this->name()) {
-  if (fenced) fence = fence_key_for(this->name());
+  if (fenced) fence = fencing_counter_key(this->name());
 }
 
 std::unique_ptr<HoldingStep> WriteSide::acquire_step(Services& client,

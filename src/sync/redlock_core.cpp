@@ -183,7 +183,7 @@ void RedlockCore::close() noexcept {
 }
 
 std::string redlock_channel(const std::string& name) {
-  return redisson_channel("distlock_simple_lock__channel", name);
+  return simple_lock_channel(name);
 }
 
 }  // namespace distlock::sync

@@ -10,7 +10,7 @@
 #include "runtime/watchdog.hpp"
 #include "script/scripts.hpp"
 #include "sync/acquire_op.hpp"
-#include "sync/lock_keys.hpp"
+#include "sync/key_layout.hpp"
 #include "topology/topology.hpp"
 
 namespace distlock::sync {
@@ -81,9 +81,9 @@ class BackgroundRelease final : public net::Completion {
 
 SemaphoreKeys::SemaphoreKeys(std::string n)
     : name(checked(std::move(n))),
-      leases(redisson_channel("distlock_semaphore_leases", name)),
-      holders(redisson_channel("distlock_semaphore_holders", name)),
-      channel(redisson_channel("redisson_sc", name)) {}
+      leases(semaphore_leases_key(name)),
+      holders(semaphore_holders_key(name)),
+      channel(semaphore_channel(name)) {}
 
 PermitHolding::PermitHolding(std::shared_ptr<Services> s,
                              std::shared_ptr<const SemaphoreKeys> k,

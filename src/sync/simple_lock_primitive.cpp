@@ -6,7 +6,7 @@
 #include "distlock/simple_lock.hpp"
 #include "runtime/identity.hpp"
 #include "script/scripts.hpp"
-#include "sync/lock_keys.hpp"
+#include "sync/key_layout.hpp"
 #include "sync/lock_step.hpp"
 #include "sync/simple_lock_poll.hpp"
 #include "sync/thread_holds.hpp"
@@ -30,9 +30,9 @@ void set_simple_lock_poll_cap(std::chrono::milliseconds cap) noexcept {
 
 SimplePrimitive::SimplePrimitive(std::string lock_name, bool fenced, std::chrono::milliseconds cap)
     : Primitive(std::move(lock_name), "simple lock"),
-      channel(redisson_channel("distlock_simple_lock__channel", name())),
+      channel(simple_lock_channel(name())),
       poll_cap(cap) {
-  if (fenced) fence = fence_key_for(name());
+  if (fenced) fence = fencing_counter_key(name());
 }
 
 std::string SimplePrimitive::owner_for(std::string) const {

@@ -94,6 +94,42 @@ TEST_F(Inspect, StatusOfAFairLockListsItsQueue) {
   EXPECT_EQ(finish(waiter).status, 0);
 }
 
+// A name whose Redisson-style keys would fall in another cluster slot: the
+// library keeps the fair queue and the fencing counter beside the counter's
+// own tag ("redisson_lock_token:{a{b}"), and status reads them there.
+TEST_F(Inspect, StatusFindsTheQueueAndFencingCounterOfAFairLockNamedWithABrace) {
+  ToolRun holder = hold("a{b", {"--fair", "--fenced"});
+  ToolRun waiter = start({"run", "a{b", "--fair", "--fenced", "--uri", uri_, "--", "true"});
+  const std::string queue = "redisson_lock_queue:redisson_lock_token:{a{b}";
+  ASSERT_TRUE(eventually([&] { return server_.cli({"LLEN", queue}) == "1"; }, seconds(20)));
+  const Json s = json_of({"status", "a{b", "--uri", uri_, "--json"});
+  EXPECT_EQ(s["kind"].string, "fair_lock");
+  ASSERT_EQ(s["queue"].array.size(), 1u);
+  EXPECT_EQ(s["queue"].array[0].string, server_.cli({"LINDEX", queue, "0"}));
+  EXPECT_EQ(s["waiters"].number, 1);
+  EXPECT_EQ(s["fencing_counter"].number, 1) << "the counter is redisson_lock_token:{a{b}";
+  touch(path("go"));
+  EXPECT_EQ(finish(holder).status, 0);
+  EXPECT_EQ(finish(waiter).status, 0);
+}
+
+TEST_F(Inspect, ListShowsAFencedFairLockNamedWithBracesOnceWithItsQueueAndCounter) {
+  ToolRun holder = hold("x}{y", {"--fair", "--fenced"});
+  ToolRun waiter = start({"run", "x}{y", "--fair", "--fenced", "--uri", uri_, "--", "true"});
+  const std::string queue = "redisson_lock_queue:redisson_lock_token:{42290}:x}{y";
+  ASSERT_TRUE(eventually([&] { return server_.cli({"LLEN", queue}) == "1"; }, seconds(20)));
+  const Json list = json_of({"list", "--uri", uri_, "--json"});
+  ASSERT_EQ(list.array.size(), 1u) << "the queue, timeout and counter keys are not listed";
+  const Json& e = list.array[0];
+  EXPECT_EQ(e["name"].string, "x}{y");
+  EXPECT_EQ(e["kind"].string, "fair_lock");
+  EXPECT_EQ(e["queue"].array.size(), 1u);
+  EXPECT_EQ(e["fencing_counter"].number, 1) << "the counter is redisson_lock_token:{42290}:x}{y";
+  touch(path("go"));
+  EXPECT_EQ(finish(holder).status, 0);
+  EXPECT_EQ(finish(waiter).status, 0);
+}
+
 TEST_F(Inspect, StatusOfAReadWriteLockShowsItsReaders) {
   Client client(options_for(server_));
   ReadWriteLock rw = client.read_write_lock("rw");

@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "sync/key_layout.hpp"
+
 namespace distlock::cli {
 namespace {
 
@@ -56,8 +58,8 @@ bool read_lock_hash(Client& client, Entry& e, const Fields& fields) {
     if (!n) return false;
     e.holders.push_back({owner, *n, ""});
   }
-  const std::string queue = prefixed("redisson_lock_queue", e.name);
-  if (exists(client, queue) || exists(client, prefixed("redisson_lock_timeout", e.name))) {
+  const std::string queue = sync::fair_queue_key(e.name);
+  if (exists(client, queue) || exists(client, sync::fair_timeout_key(e.name))) {
     e.kind = "fair_lock";
     const Value waiting = client.command("LRANGE", queue, 0, -1);
     for (const auto& v : waiting.as_array()) {
@@ -66,7 +68,7 @@ bool read_lock_hash(Client& client, Entry& e, const Fields& fields) {
     e.waiters = static_cast<std::int64_t>(e.queue.size());
   } else {
     e.kind = "lock";
-    e.waiters = subscribers(client, prefixed("redisson_lock__channel", e.name));
+    e.waiters = subscribers(client, sync::lock_channel(e.name));
   }
   return true;
 }
@@ -83,7 +85,7 @@ void read_rw_hash(Client& client, Entry& e, const Fields& fields) {
     e.holders.push_back({writer ? field.substr(0, field.size() - suffix.size()) : field,
                          to_int(value).value_or(0), writer ? "write" : "read"});
   }
-  e.waiters = subscribers(client, prefixed("redisson_rwlock", e.name));
+  e.waiters = subscribers(client, sync::rw_channel(e.name));
 }
 
 void read_hash_entry(Client& client, Entry& e) {
@@ -101,9 +103,9 @@ void read_hash_entry(Client& client, Entry& e) {
 
 void read_counter(Client& client, Entry& e, std::int64_t value) {
   e.value = value;
-  const std::string holders = prefixed("distlock_semaphore_holders", e.name);
-  const std::string semaphore_channel = prefixed("redisson_sc", e.name);
-  if (exists(client, holders) || exists(client, prefixed("distlock_semaphore_leases", e.name))) {
+  const std::string holders = sync::semaphore_holders_key(e.name);
+  const std::string semaphore_channel = sync::semaphore_channel(e.name);
+  if (exists(client, holders) || exists(client, sync::semaphore_leases_key(e.name))) {
     e.kind = "semaphore";
     for (const auto& [id, count] : read_hash(client, holders)) {
       e.holders.push_back({id, to_int(count).value_or(0), ""});
@@ -113,8 +115,8 @@ void read_counter(Client& client, Entry& e, std::int64_t value) {
   }
   // Without holders a semaphore's key and a latch's key look the same.
   e.kind = "semaphore_or_latch";
-  e.waiters = subscribers(client, semaphore_channel) +
-              subscribers(client, prefixed("redisson_countdownlatch__channel", e.name));
+  e.waiters =
+      subscribers(client, semaphore_channel) + subscribers(client, sync::latch_channel(e.name));
 }
 
 void read_string_entry(Client& client, Entry& e) {
@@ -123,7 +125,7 @@ void read_string_entry(Client& client, Entry& e) {
   if (is_token(text)) {
     e.kind = "simple_lock";
     e.holders.push_back({text, 1, ""});
-    e.waiters = subscribers(client, prefixed("distlock_simple_lock__channel", e.name));
+    e.waiters = subscribers(client, sync::simple_lock_channel(e.name));
   } else if (const auto n = to_int(text)) {
     read_counter(client, e, *n);
   } else {
@@ -131,21 +133,7 @@ void read_string_entry(Client& client, Entry& e) {
   }
 }
 
-bool is_auxiliary(const std::string& key) {
-  for (const char* prefix :
-       {"redisson_lock_queue:", "redisson_lock_timeout:", "redisson_lock_token:",
-        "distlock_semaphore_leases:", "distlock_semaphore_holders:"}) {
-    if (key.starts_with(prefix)) return true;
-  }
-  return key.find(":rwlock_timeout:") != std::string::npos;
-}
-
 }  // namespace
-
-std::string prefixed(const std::string& prefix, const std::string& name) {
-  if (name.find('{') != std::string::npos) return prefix + ":" + name;
-  return prefix + ":{" + name + "}";
-}
 
 Entry inspect_name(Client& client, const std::string& name) {
   Entry e;
@@ -163,14 +151,14 @@ Entry inspect_name(Client& client, const std::string& name) {
     if (ttl != -2) e.ttl_ms = ttl;
   }
   if (e.kind.ends_with("lock")) {
-    const Value counter = client.command("GET", prefixed("redisson_lock_token", name));
+    const Value counter = client.command("GET", sync::fencing_counter_key(name));
     if (counter.is_string()) e.fencing_counter = to_int(counter.as_string());
   }
   return e;
 }
 
 std::optional<Entry> inspect_key(Client& client, const std::string& key) {
-  if (is_auxiliary(key)) return std::nullopt;
+  if (sync::is_auxiliary_key(key)) return std::nullopt;
   Entry e = inspect_name(client, key);
   if (e.kind == "none" || e.kind == "other") return std::nullopt;
   return e;

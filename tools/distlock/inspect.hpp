@@ -63,10 +63,6 @@ class KeyScanner {
   std::map<std::string, Client> nodes_;  // "host:port" -> its connection
 };
 
-// "prefix:{name}", or "prefix:name" when the name has a '{' (Redisson's
-// prefixName rule, which every layout above follows).
-std::string prefixed(const std::string& prefix, const std::string& name);
-
 // JSON text of a string (quoted, escaped) and of an entry.
 std::string json_string(const std::string& s);
 std::string to_json(const Entry& e);
