@@ -19,6 +19,7 @@ class Connection;
 struct Resend {
   Connection* connection = nullptr;
   bool asking = false;                 // prefix ASKING (an ASK redirection; one command only)
+  bool redirection = false;            // MOVED or ASK: counts against the redirection limit
   std::chrono::milliseconds delay{0};  // wait this long first (transient refusals)
 };
 
@@ -27,7 +28,8 @@ struct Resend {
 class Router {
  public:
   // For `reply` (an error reply to a command routed by `route_key`, after
-  // `redirects` earlier resends of it and `waited` of delays): where to
+  // `redirects` earlier MOVED/ASK redirections of it and `waited` of delays
+  // for transient refusals, which do not count as redirections): where to
   // resend it, or nullopt to hand the reply to the caller (not a redirection,
   // or the bounds are exhausted). Any thread.
   virtual std::optional<Resend> resend(const Value& reply,

@@ -86,7 +86,8 @@ bool ScriptCall::redirected(const Value& reply) {
   if (!router_ || !reply.is_error()) return false;
   auto to = router_->resend(reply, route_key_, redirects_, waited_);
   if (!to) return false;
-  ++redirects_;
+  if (to->redirection) ++redirects_;
+  resent_ = true;
   connection_ = to->connection;
   asking_ = to->asking;
   const bool eval = eval_;

@@ -77,7 +77,7 @@ class ScriptCall final : public net::Completion {
 
   // Whether the call went out more than once (NOSCRIPT, or a redirection):
   // a command queued behind its first send (WAIT) did not follow it.
-  bool resent() const noexcept { return retried_ || redirects_ > 0; }
+  bool resent() const noexcept { return retried_ || resent_; }
 
  private:
   // Sends EVALSHA (or EVAL after NOSCRIPT), prefixed with ASKING when asked;
@@ -93,9 +93,10 @@ class ScriptCall final : public net::Completion {
   net::Router* router_;
   std::string_view route_key_;
   bool retried_ = false;
-  bool asking_ = false;  // the call in flight was sent after ASKING (two replies)
-  bool eval_ = false;    // the call in flight is EVAL
-  unsigned redirects_ = 0;
+  bool asking_ = false;     // the call in flight was sent after ASKING (two replies)
+  bool eval_ = false;       // the call in flight is EVAL
+  bool resent_ = false;     // redirected or retried after a transient refusal
+  unsigned redirects_ = 0;  // MOVED/ASK only
   std::chrono::milliseconds waited_{0};
 };
 

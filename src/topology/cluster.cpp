@@ -139,13 +139,13 @@ std::optional<net::Resend> Cluster::resend(const Value& reply,
     if (!c) return std::nullopt;
     const bool ask = r.kind == ClusterRedirect::Kind::ask;
     if (!ask) refresh_later();  // the rest of the map moved too
-    return net::Resend{c, ask, std::chrono::milliseconds(0)};
+    return net::Resend{c, ask, true, std::chrono::milliseconds(0)};
   }
   if (!r.transient()) return std::nullopt;
-  const auto delay = cluster_retry_delay(redirects, waited, options_.command_timeout);
+  const auto delay = cluster_retry_delay(waited, options_.command_timeout);
   if (!delay || pool_.closed()) return std::nullopt;
   refresh_later();
-  return net::Resend{&data_for(route_key), false, *delay};
+  return net::Resend{&data_for(route_key), false, false, *delay};
 }
 
 void Cluster::after(std::chrono::milliseconds delay, std::function<void(bool)> f) {

@@ -74,10 +74,11 @@ ClusterRedirect ClusterRedirect::classify(const Value& reply) {
   return malformed;
 }
 
-std::optional<std::chrono::milliseconds> cluster_retry_delay(unsigned redirects,
-                                                             std::chrono::milliseconds waited,
+std::optional<std::chrono::milliseconds> cluster_retry_delay(std::chrono::milliseconds waited,
                                                              std::chrono::milliseconds limit) {
-  const std::chrono::milliseconds delay(std::min<unsigned>(200, 10u << std::min(redirects, 5u)));
+  using std::chrono::milliseconds;
+  const milliseconds delay =
+      std::min(milliseconds(200), std::max(milliseconds(0), waited) + milliseconds(10));
   if (waited + delay > limit) return std::nullopt;
   return delay;
 }

@@ -55,16 +55,17 @@ struct ClusterRedirect {
   static ClusterRedirect classify(const Value& reply);
 };
 
-// Resends of one command, redirections and transient refusals together, after
-// which a redirection is handed to the caller (a redirect loop).
+// MOVED/ASK redirections of one command after which the next is handed to
+// the caller (a redirect loop). Transient refusals do not count: they are
+// bounded by the command timeout (cluster_retry_delay), so a call that waited
+// out a migration's TRYAGAINs can still follow the ASK that ends it.
 inline constexpr unsigned kMaxClusterRedirects = 5;
 
-// The wait before resending a command refused transiently for the
-// (`redirects` + 1)-th time: 10 ms doubling to at most 200 ms. nullopt once
-// `waited` (the delays so far) plus that wait would pass `limit` (the
-// command timeout): the refusal is then handed to the caller.
-std::optional<std::chrono::milliseconds> cluster_retry_delay(unsigned redirects,
-                                                             std::chrono::milliseconds waited,
+// The wait before resending a command refused transiently, after `waited`
+// (the delays so far): 10 ms, then doubling (waited + 10 ms: 10, 20, 40, 80,
+// 160) to at most 200 ms. nullopt once `waited` plus that wait would pass
+// `limit` (the command timeout): the refusal is then handed to the caller.
+std::optional<std::chrono::milliseconds> cluster_retry_delay(std::chrono::milliseconds waited,
                                                              std::chrono::milliseconds limit);
 
 }  // namespace distlock::topology

@@ -32,7 +32,7 @@ void RoutedCommand::complete(std::error_code ec, Value reply) {
   }
   if (!ec && reply.is_error()) {
     if (auto to = router_.resend(reply, route_key_, redirects_, waited_)) {
-      ++redirects_;
+      if (to->redirection) ++redirects_;
       asking_ = to->asking;
       if (to->delay.count() <= 0) return resend(*to->connection);
       waited_ += to->delay;

@@ -174,16 +174,20 @@ TEST(RedirectClassifier, AReplyThatIsNotAnErrorIsNotAnErrorEvenIfItReadsLikeMove
 
 TEST(ClusterRetryDelay, StartsAtTenMillisecondsAndDoublesUpTo200) {
   const std::chrono::milliseconds expected[] = {10ms, 20ms, 40ms, 80ms, 160ms, 200ms, 200ms};
+  std::chrono::milliseconds waited{0};
   for (unsigned i = 0; i < std::size(expected); ++i) {
-    EXPECT_EQ(cluster_retry_delay(i, 0ms, 1h), expected[i]) << "retry " << i;
+    const auto delay = cluster_retry_delay(waited, 1h);
+    ASSERT_TRUE(delay.has_value()) << "retry " << i;
+    EXPECT_EQ(*delay, expected[i]) << "retry " << i;
+    waited += *delay;
   }
-  EXPECT_EQ(cluster_retry_delay(1000, 0ms, 1h), 200ms) << "no overflow for many retries";
+  EXPECT_EQ(cluster_retry_delay(24h, 1000h), 200ms) << "no overflow after a long wait";
 }
 
 TEST(ClusterRetryDelay, StopsWhenTheNextWaitWouldPassTheCommandTimeout) {
-  EXPECT_EQ(cluster_retry_delay(2, 60ms, 100ms), 40ms) << "ends exactly at the limit";
-  EXPECT_EQ(cluster_retry_delay(2, 61ms, 100ms), std::nullopt);
-  EXPECT_EQ(cluster_retry_delay(0, 0ms, 9ms), std::nullopt) << "a limit below the first wait";
+  EXPECT_EQ(cluster_retry_delay(30ms, 70ms), 40ms) << "ends exactly at the limit";
+  EXPECT_EQ(cluster_retry_delay(31ms, 70ms), std::nullopt);
+  EXPECT_EQ(cluster_retry_delay(0ms, 9ms), std::nullopt) << "a limit below the first wait";
 }
 
 }  // namespace
