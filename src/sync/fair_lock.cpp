@@ -3,12 +3,9 @@
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "distlock/lock.hpp"
-#include "net/completion.hpp"
-#include "runtime/executor.hpp"
 #include "script/scripts.hpp"
 #include "sync/fair_lock_step.hpp"
 #include "sync/key_layout.hpp"
-#include "topology/topology.hpp"
 
 namespace distlock::sync {
 
@@ -63,23 +60,7 @@ bool FairPrimitive::force_release(const Services& client,
   keys(args);
   const std::string_view argv[] = {"0", "", "0", channel_prefix, "f"};
   for (std::string_view a : argv) args.arg(a);
-  ec.clear();
-  what = "force_unlock of '" + name + "'";
-  if (!client.executor.may_block(ec)) return false;
-  net::SyncCompletion done;
-  std::optional<script::ScriptCall> call;
-  if ((ec = client.topology.call(call, route_key(), release_script(), args.key_span(),
-                                 args.arg_span(), &done))) {
-    return false;
-  }
-  Value reply = done.wait(ec);
-  if (ec) return false;
-  if (reply.is_error()) {
-    ec = errc::server_error;
-    what = reply.as_string();
-    return false;
-  }
-  return reply.is_integer() && reply.as_integer() == 1;
+  return force_release_call(client, release_script(), args.key_span(), args.arg_span(), ec, what);
 }
 
 }  // namespace distlock::sync

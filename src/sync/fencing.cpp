@@ -5,11 +5,11 @@
 
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
-#include "runtime/executor.hpp"
 #include "script/scripts.hpp"
+#include "sync/arguments.hpp"
+#include "sync/blocking_call.hpp"
 #include "sync/services.hpp"
 #include "topology/slot.hpp"
-#include "topology/topology.hpp"
 
 namespace distlock {
 namespace {
@@ -34,28 +34,14 @@ bool fenced_write(Client& client,
     return false;
   }
   const std::shared_ptr<sync::Services> impl = sync::services_of(client.impl());
-  if (!impl->executor.may_block(ec)) {
-    message = ec == errc::closed ? "fenced write: the client is closed"
-                                 : "fenced write: a blocking call on the client's I/O thread "
-                                   "would deadlock";
-    return false;
-  }
   const std::string fence = fence_key(key);
   const std::array<std::string_view, 2> keys = {key, fence};
-  net::SyncCompletion done;
-  std::optional<script::ScriptCall> call;
-  if ((ec = impl->topology.call(call, key, script::scripts().fenced_write, keys, args, &done))) {
-    message = "fenced write to '" + std::string(key) + "' could not be queued";
-    return false;
-  }
-  const Value reply = done.wait(ec);
+  std::string what;
+  const Value reply =
+      sync::call_script_blocking(*impl, key, script::scripts().fenced_write, keys, args, ec, what);
   if (ec) {
-    message = "fenced write to '" + std::string(key) + "': no reply";
-    return false;
-  }
-  if (reply.is_error()) {
-    ec = errc::server_error;
-    message = "fenced write to '" + std::string(key) + "' failed: " + reply.as_string();
+    message = "fenced write to '" + std::string(key) +
+              (ec == errc::server_error ? "' failed: " : "': ") + what;
     return false;
   }
   if (!reply.is_integer()) {
@@ -67,7 +53,7 @@ bool fenced_write(Client& client,
 }
 
 bool throwing(bool written, const std::error_code& ec, const std::string& message) {
-  if (ec) throw Error(ec, message);
+  sync::throw_if(ec, message);
   return written;
 }
 

@@ -6,18 +6,13 @@
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "script/scripts.hpp"
-#include "sync/latch_ops.hpp"
-#include "sync/lock_args.hpp"
+#include "sync/arguments.hpp"
+#include "sync/blocking_call.hpp"
+#include "sync/latch_step.hpp"
 #include "sync/services.hpp"
 
 namespace distlock {
-namespace {
-
-void throw_if(const std::error_code& ec, const std::string& what) {
-  if (ec) throw Error(ec, what);
-}
-
-}  // namespace
+using sync::throw_if;
 
 Latch::Latch(std::shared_ptr<sync::Services> client, std::string name)
     : client_(std::move(client)),
@@ -58,6 +53,15 @@ std::int64_t read_count(sync::Services& client,
   return v.as_integer() < 0 ? 0 : v.as_integer();
 }
 
+void count_down_call(sync::Services& client,
+                     const sync::LatchNames& names,
+                     std::error_code& ec,
+                     std::string& what) {
+  const auto keys = names.keys();
+  sync::call_script_blocking(client, names.name, script::scripts().latch_count_down, keys, {}, ec,
+                             what);
+}
+
 }  // namespace
 
 bool Latch::try_set_count(std::int64_t count, std::error_code& ec) {
@@ -83,18 +87,14 @@ bool Latch::try_set_count(std::int64_t count) {
 }
 
 void Latch::count_down(std::error_code& ec) {
-  const auto keys = names_->keys();
   std::string what;
-  sync::call_script_blocking(*client_, names_->name, script::scripts().latch_count_down, keys, {},
-                             ec, what);
+  count_down_call(*client_, *names_, ec, what);
 }
 
 void Latch::count_down() {
   std::error_code ec;
-  const auto keys = names_->keys();
   std::string what;
-  sync::call_script_blocking(*client_, names_->name, script::scripts().latch_count_down, keys, {},
-                             ec, what);
+  count_down_call(*client_, *names_, ec, what);
   throw_if(ec, "count_down of latch '" + names_->name + "': " + what);
 }
 
@@ -111,51 +111,48 @@ std::int64_t Latch::count() const {
   return n;
 }
 
+namespace {
+
+sync::AcquireOutcome run_wait(sync::Services& client,
+                              const std::shared_ptr<const sync::LatchNames>& names,
+                              std::optional<sync::Clock::time_point> deadline) {
+  return sync::acquire_step_blocking(client, std::make_unique<sync::LatchStep>(names), deadline);
+}
+
+}  // namespace
+
 void Latch::wait(std::error_code& ec) {
-  const auto outcome = sync::acquire_step_blocking(
-      *client_, std::make_unique<sync::LatchStep>(names_), std::nullopt);
-  ec = outcome.ec;
+  ec = run_wait(*client_, names_, std::nullopt).ec;
 }
 
 void Latch::wait() {
-  const auto outcome = sync::acquire_step_blocking(
-      *client_, std::make_unique<sync::LatchStep>(names_), std::nullopt);
+  const auto outcome = run_wait(*client_, names_, std::nullopt);
   throw_if(outcome.ec, outcome.message);
 }
 
 bool Latch::wait_until(std::chrono::steady_clock::time_point deadline, std::error_code& ec) {
-  const auto outcome =
-      sync::acquire_step_blocking(*client_, std::make_unique<sync::LatchStep>(names_), deadline);
+  const auto outcome = run_wait(*client_, names_, deadline);
   ec = outcome.ec;
   return !ec && outcome.acquired;
 }
 
 bool Latch::wait_until(std::chrono::steady_clock::time_point deadline) {
-  const auto outcome =
-      sync::acquire_step_blocking(*client_, std::make_unique<sync::LatchStep>(names_), deadline);
+  const auto outcome = run_wait(*client_, names_, deadline);
   throw_if(outcome.ec, outcome.message);
   return outcome.acquired;
 }
 
 bool Latch::wait_for_ms(std::chrono::milliseconds wait, std::error_code& ec) {
-  if (wait.count() < 0) {
-    ec = errc::invalid_argument;
-    return false;
-  }
+  if (sync::rejected(wait, std::nullopt, ec)) return false;
   // No deadline for a wait too long for the clock (milliseconds::max()).
-  const auto outcome = sync::acquire_step_blocking(
-      *client_, std::make_unique<sync::LatchStep>(names_), sync::deadline_after(wait));
+  const auto outcome = run_wait(*client_, names_, sync::deadline_after(wait));
   ec = outcome.ec;
   return !ec && outcome.acquired;
 }
 
 bool Latch::wait_for_ms(std::chrono::milliseconds wait) {
-  if (wait.count() < 0) {
-    throw Error(errc::invalid_argument,
-                "latch wait is " + std::to_string(wait.count()) + " ms; it must be >= 0");
-  }
-  const auto outcome = sync::acquire_step_blocking(
-      *client_, std::make_unique<sync::LatchStep>(names_), sync::deadline_after(wait));
+  sync::check_wait(wait, "latch '" + names_->name + "': ");
+  const auto outcome = run_wait(*client_, names_, sync::deadline_after(wait));
   throw_if(outcome.ec, outcome.message);
   return outcome.acquired;
 }

@@ -4,9 +4,9 @@
 #include "distlock/latch_async.hpp"
 
 #include "distlock/error.hpp"
+#include "sync/arguments.hpp"
 #include "sync/async_wait.hpp"
-#include "sync/latch_ops.hpp"
-#include "sync/lock_args.hpp"
+#include "sync/latch_step.hpp"
 
 namespace distlock::detail {
 

@@ -2,8 +2,8 @@
 
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
+#include "sync/arguments.hpp"
 #include "sync/holding.hpp"
-#include "sync/lock_args.hpp"
 #include "sync/lock_keys.hpp"
 #include "sync/services.hpp"
 #include "sync/thread_holds.hpp"
@@ -49,11 +49,7 @@ void Lock::lock(milliseconds lease) {
 }
 
 void Lock::lock(milliseconds lease, std::error_code& ec) {
-  ec.clear();
-  if (lease.count() <= 0) {
-    ec = errc::invalid_argument;
-    return;
-  }
+  if (sync::rejected(std::nullopt, lease, ec)) return;
   ec = sync::acquire_for_thread(client_, primitive_, std::nullopt, lease).ec;
 }
 
@@ -78,11 +74,7 @@ bool Lock::try_lock_for(milliseconds wait, milliseconds lease) {
 }
 
 bool Lock::try_lock_for(milliseconds wait, std::optional<milliseconds> lease, std::error_code& ec) {
-  ec.clear();
-  if (wait.count() < 0 || (lease && lease->count() <= 0)) {
-    ec = errc::invalid_argument;
-    return false;
-  }
+  if (sync::rejected(wait, lease, ec)) return false;
   auto o = sync::acquire_for_thread(client_, primitive_, wait, lease);
   ec = o.ec;
   return o.acquired;

@@ -9,8 +9,8 @@
 #include "runtime/identity.hpp"
 #include "runtime/watchdog.hpp"
 #include "sync/acquire_op.hpp"
+#include "sync/arguments.hpp"
 #include "sync/holding_step.hpp"
-#include "sync/lock_args.hpp"
 #include "sync/lock_ops.hpp"
 #include "sync/services.hpp"
 

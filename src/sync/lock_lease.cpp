@@ -1,7 +1,7 @@
 // Lock's handle-owned acquisitions: each makes a Lease with its own random
 // owner, which any thread may release.
 #include "distlock/lock.hpp"
-#include "sync/lock_args.hpp"
+#include "sync/arguments.hpp"
 #include "sync/services.hpp"
 #include "sync/thread_holds.hpp"
 
@@ -15,7 +15,7 @@ Lease Lock::acquire() {
   std::error_code ec;
   std::string message;
   auto l = sync::acquire_lease(client_, primitive_, std::nullopt, std::nullopt, ec, message);
-  if (ec) throw Error(ec, message);
+  sync::throw_if(ec, message);
   return std::move(*l);
 }
 
@@ -38,7 +38,7 @@ std::optional<Lease> Lock::try_acquire_for(milliseconds wait) {
   std::error_code ec;
   std::string message;
   auto l = sync::acquire_lease(client_, primitive_, wait, std::nullopt, ec, message);
-  if (ec) throw Error(ec, message);
+  sync::throw_if(ec, message);
   return l;
 }
 
@@ -48,18 +48,14 @@ std::optional<Lease> Lock::try_acquire_for(milliseconds wait, milliseconds lease
   std::error_code ec;
   std::string message;
   auto l = sync::acquire_lease(client_, primitive_, wait, lease, ec, message);
-  if (ec) throw Error(ec, message);
+  sync::throw_if(ec, message);
   return l;
 }
 
 std::optional<Lease> Lock::try_acquire_for(milliseconds wait,
                                            std::optional<milliseconds> lease,
                                            std::error_code& ec) {
-  ec.clear();
-  if (wait.count() < 0 || (lease && lease->count() <= 0)) {
-    ec = errc::invalid_argument;
-    return std::nullopt;
-  }
+  if (sync::rejected(wait, lease, ec)) return std::nullopt;
   std::string message;
   return sync::acquire_lease(client_, primitive_, wait, lease, ec, message);
 }

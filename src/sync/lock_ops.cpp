@@ -1,9 +1,10 @@
 #include "sync/lock_ops.hpp"
 
 #include "distlock/error.hpp"
+#include "net/completion.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/watchdog.hpp"
-#include "sync/acquire_op.hpp"
+#include "sync/blocking_call.hpp"
 #include "sync/holding_step.hpp"
 
 namespace distlock::sync {
@@ -14,26 +15,20 @@ AcquireOutcome acquire_blocking(Services& client,
                                 std::optional<Clock::time_point> deadline,
                                 std::shared_ptr<PendingRelease>* cleanup) {
   AcquireOutcome result;
-  if (!client.executor.may_block(result.ec)) {
-    result.message = result.ec == errc::closed ? "the client is closed"
-                                               : "a blocking lock call on the client's I/O thread "
-                                                 "would deadlock; use async_acquire there";
+  // Checked before the watchdog sees the state, with the async form named.
+  if (!may_block(client, result.ec, result.message,
+                 "a blocking lock call on the client's I/O thread would deadlock; use "
+                 "async_acquire there")) {
     return result;
   }
   const bool fresh = !state->active.load();
   if (fresh) client.watchdog.add(state);
-  net::Event done;
   std::unique_ptr<HoldingStep> step = state->primitive->acquire_step(client, state, count_after);
   HoldingStep& holding_step = *step;
-  auto op =
-      std::make_shared<AcquireOp>(client, std::move(step), deadline, [&](AcquireOutcome outcome) {
-        result = std::move(outcome);
-        done.set();
-      });
-  op->start();
-  done.wait();
+  result = acquire_step_blocking(client, std::move(step), deadline, [&] {
+    if (cleanup != nullptr) *cleanup = holding_step.cleanup();
+  });
   if (fresh && !result.acquired) client.watchdog.remove(state.get());
-  if (cleanup != nullptr) *cleanup = holding_step.cleanup();
   return result;
 }
 

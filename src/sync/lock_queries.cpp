@@ -4,7 +4,7 @@
 #include "distlock/error.hpp"
 #include "distlock/lock.hpp"
 #include "runtime/identity.hpp"
-#include "sync/lock_args.hpp"
+#include "sync/arguments.hpp"
 #include "sync/primitive.hpp"
 #include "sync/services.hpp"
 

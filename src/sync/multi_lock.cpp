@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "distlock/error.hpp"
+#include "sync/arguments.hpp"
 #include "sync/services.hpp"
 
 namespace distlock {
@@ -15,6 +16,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using Deadline = std::optional<Clock::time_point>;
+using sync::deadline_after;
+
+constexpr std::string_view kWhat = "MultiLock: ";
 
 // The server a part's Client names, the same text in every process that
 // configures it the same way: the second half of the canonical order.
@@ -55,35 +59,6 @@ std::vector<Lock> canonical(std::vector<Lock> parts) {
     sorted.push_back(parts[order[i].second]);
   }
   return sorted;
-}
-
-void check_wait(milliseconds wait) {
-  if (wait.count() < 0) {
-    throw Error(errc::invalid_argument, "MultiLock: wait must not be negative, got " +
-                                            std::to_string(wait.count()) + " ms");
-  }
-}
-
-void check_lease(std::optional<milliseconds> lease) {
-  if (lease && lease->count() <= 0) {
-    throw Error(errc::invalid_argument,
-                "MultiLock: lease must be positive, got " + std::to_string(lease->count()) + " ms");
-  }
-}
-
-bool bad_args(milliseconds wait, std::optional<milliseconds> lease, std::error_code& ec) {
-  ec.clear();
-  if (wait.count() < 0 || (lease && lease->count() <= 0)) ec = errc::invalid_argument;
-  return static_cast<bool>(ec);
-}
-
-// now + wait, or no deadline for a wait too long for the clock (Lock's rule).
-Deadline deadline_after(milliseconds wait) {
-  const auto now = Clock::now();
-  if (wait >= std::chrono::duration_cast<milliseconds>(Clock::time_point::max() - now)) {
-    return std::nullopt;
-  }
-  return now + wait;
 }
 
 // What a part may wait: the time left until the common deadline, rounded up
@@ -195,12 +170,12 @@ void MultiLock::lock(std::error_code& ec) {
 }
 
 void MultiLock::lock(milliseconds lease) {
-  check_lease(lease);
+  sync::check_lease(lease, kWhat);
   acquire_throwing(*parts_, std::nullopt, lease);
 }
 
 void MultiLock::lock(milliseconds lease, std::error_code& ec) {
-  if (bad_args(milliseconds(0), lease, ec)) return;
+  if (sync::rejected(std::nullopt, lease, ec)) return;
   acquire_reporting(*parts_, std::nullopt, lease, ec);
 }
 
@@ -213,8 +188,8 @@ bool MultiLock::try_lock(std::error_code& ec) {
 }
 
 bool MultiLock::try_lock_for_ms(milliseconds wait, std::optional<milliseconds> lease) {
-  check_wait(wait);
-  check_lease(lease);
+  sync::check_wait(wait, kWhat);
+  sync::check_lease(lease, kWhat);
   return acquire_throwing(*parts_, deadline_after(wait), lease);
 }
 
@@ -225,7 +200,7 @@ bool MultiLock::try_lock_for(milliseconds wait, milliseconds lease) {
 bool MultiLock::try_lock_for(milliseconds wait,
                              std::optional<milliseconds> lease,
                              std::error_code& ec) {
-  if (bad_args(wait, lease, ec)) return false;
+  if (sync::rejected(wait, lease, ec)) return false;
   return acquire_reporting(*parts_, deadline_after(wait), lease, ec);
 }
 

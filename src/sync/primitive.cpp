@@ -3,26 +3,14 @@
 #include <charconv>
 
 #include "distlock/error.hpp"
-#include "net/completion.hpp"
-#include "runtime/executor.hpp"
 #include "script/scripts.hpp"
+#include "sync/arguments.hpp"
+#include "sync/blocking_call.hpp"
 #include "sync/services.hpp"
-#include "topology/topology.hpp"
 
 namespace distlock::sync {
-namespace {
-
-constexpr std::size_t kMaxName = 64 * 1024;
-
-}  // namespace
-
 Primitive::Primitive(std::string name, std::string_view what) : name_(std::move(name)) {
-  if (name_.empty()) throw Error(errc::invalid_argument, std::string(what) + " name is empty");
-  if (name_.size() > kMaxName) {
-    throw Error(errc::invalid_argument, std::string(what) + " name is " +
-                                            std::to_string(name_.size()) +
-                                            " bytes; at most 65536 are allowed");
-  }
+  validate_name(name_, what);
 }
 
 Value query(const Services& client,
@@ -92,23 +80,19 @@ bool Primitive::force_release(const Services& client,
                               std::string& what) const {
   const std::string_view keys[] = {route_key()};
   const std::string_view args[] = {unlock_channel(), "0"};
-  ec.clear();
-  what = "force_unlock of '" + name_ + "'";
-  if (!client.executor.may_block(ec)) return false;
-  net::SyncCompletion done;
-  std::optional<script::ScriptCall> call;
-  if ((ec = client.topology.call(call, route_key(), script::scripts().force_release, keys, args,
-                                 &done))) {
-    return false;
-  }
-  Value reply = done.wait(ec);
-  if (ec) return false;
-  if (reply.is_error()) {
-    ec = errc::server_error;
-    what = reply.as_string();
-    return false;
-  }
-  return reply.is_integer() && reply.as_integer() == 1;
+  return force_release_call(client, script::scripts().force_release, keys, args, ec, what);
+}
+
+bool Primitive::force_release_call(const Services& client,
+                                   const script::Script& script,
+                                   std::span<const std::string_view> keys,
+                                   std::span<const std::string_view> args,
+                                   std::error_code& ec,
+                                   std::string& what) const {
+  const Value reply = call_script_blocking(client, route_key(), script, keys, args, ec, what);
+  // The server's text for its error reply; the call's name for the rest.
+  if (ec && ec != errc::server_error) what = "force_unlock of '" + name_ + "'";
+  return !ec && reply.is_integer() && reply.as_integer() == 1;
 }
 
 }  // namespace distlock::sync

@@ -113,6 +113,15 @@ class Primitive {
   Primitive(std::string name, std::string_view what);
   // The channel force_release() publishes on by default ("" = none).
   virtual std::string_view unlock_channel() const { return {}; }
+  // A force_release() by `script` with these KEYS and ARGV, blocking: true
+  // when its reply is 1 (it was held). On failure sets ec and `what` (the
+  // server's text for an error reply, else "force_unlock of '<name>'").
+  bool force_release_call(const Services& client,
+                          const script::Script& script,
+                          std::span<const std::string_view> keys,
+                          std::span<const std::string_view> args,
+                          std::error_code& ec,
+                          std::string& what) const;
 
  private:
   std::string name_;

@@ -8,8 +8,8 @@
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "script/scripts.hpp"
-#include "sync/latch_ops.hpp"
-#include "sync/lock_args.hpp"
+#include "sync/arguments.hpp"
+#include "sync/blocking_call.hpp"
 #include "sync/rate_limiter_step.hpp"
 #include "sync/services.hpp"
 
@@ -42,7 +42,7 @@ std::string check_n(std::int64_t n) {
 
 RateLimiter::RateLimiter(std::shared_ptr<sync::Services> client, std::string name)
     : client_(std::move(client)) {
-  sync::validate_sync_name(name, "rate limiter");
+  sync::validate_name(name, "rate limiter");
   name_ = std::make_shared<const std::string>(std::move(name));
 }
 
@@ -69,7 +69,7 @@ bool RateLimiter::try_set_rate(std::int64_t permits, std::chrono::milliseconds i
   }
   std::error_code ec;
   const bool set = try_set_rate(permits, interval, ec);
-  if (ec) throw Error(ec, "try_set_rate of rate limiter '" + *name_ + "' failed");
+  sync::throw_if(ec, "try_set_rate of rate limiter '" + *name_ + "' failed");
   return set;
 }
 
@@ -112,17 +112,14 @@ bool RateLimiter::try_acquire_until(std::int64_t n,
   std::error_code ec;
   std::string what;
   const bool got = run(n, &deadline, ec, what);
-  if (ec) throw Error(ec, what);
+  sync::throw_if(ec, what);
   return got;
 }
 
 bool RateLimiter::try_acquire_for_ms(std::int64_t n,
                                      std::chrono::milliseconds wait,
                                      std::error_code& ec) {
-  if (wait.count() < 0) {
-    ec = errc::invalid_argument;
-    return false;
-  }
+  if (sync::rejected(wait, std::nullopt, ec)) return false;
   // No deadline for a wait too long for the clock (milliseconds::max()).
   const auto deadline = sync::deadline_after(wait);
   std::string what;
@@ -130,15 +127,12 @@ bool RateLimiter::try_acquire_for_ms(std::int64_t n,
 }
 
 bool RateLimiter::try_acquire_for_ms(std::int64_t n, std::chrono::milliseconds wait) {
-  if (wait.count() < 0) {
-    throw Error(errc::invalid_argument, "rate limiter '" + *name_ + "': wait is " +
-                                            std::to_string(wait.count()) + " ms; it must be >= 0");
-  }
+  sync::check_wait(wait, "rate limiter '" + *name_ + "': ");
   std::error_code ec;
   std::string what;
   const auto deadline = sync::deadline_after(wait);
   const bool got = run(n, deadline ? &*deadline : nullptr, ec, what);
-  if (ec) throw Error(ec, what);
+  sync::throw_if(ec, what);
   return got;
 }
 
@@ -151,7 +145,7 @@ void RateLimiter::acquire(std::int64_t n) {
   std::error_code ec;
   std::string what;
   run(n, nullptr, ec, what);
-  if (ec) throw Error(ec, what);
+  sync::throw_if(ec, what);
 }
 
 std::int64_t RateLimiter::available_permits(std::error_code& ec) const {
@@ -177,7 +171,7 @@ std::int64_t RateLimiter::available_permits() const {
   if (ec == errc::invalid_argument) {
     throw Error(ec, "rate limiter '" + *name_ + "' has no rate set; call try_set_rate");
   }
-  if (ec) throw Error(ec, "available_permits of rate limiter '" + *name_ + "' failed");
+  sync::throw_if(ec, "available_permits of rate limiter '" + *name_ + "' failed");
   return n;
 }
 

@@ -4,8 +4,8 @@
 #include "distlock/rate_limiter_async.hpp"
 
 #include "distlock/error.hpp"
+#include "sync/arguments.hpp"
 #include "sync/async_wait.hpp"
-#include "sync/lock_args.hpp"
 #include "sync/rate_limiter_step.hpp"
 
 namespace distlock::detail {

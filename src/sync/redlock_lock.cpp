@@ -2,6 +2,7 @@
 // RedlockLock and RedlockLease over a sync::RedlockCore.
 #include "distlock/error.hpp"
 #include "distlock/redlock.hpp"
+#include "sync/arguments.hpp"
 #include "sync/redlock_core.hpp"
 
 namespace distlock {
@@ -9,44 +10,17 @@ namespace {
 
 using sync::RedlockClock;
 
-// The same rule as every other primitive's name (sync::Primitive).
-void validate_name(const std::string& name) {
-  if (name.empty()) throw Error(errc::invalid_argument, "Redlock lock name is empty");
-  if (name.size() > 65536) {
-    throw Error(errc::invalid_argument, "Redlock lock name is longer than 65536 bytes (" +
-                                            std::to_string(name.size()) + ")");
-  }
-}
-
-std::optional<RedlockClock::time_point> deadline_after(std::chrono::milliseconds wait) {
-  if (wait == std::chrono::milliseconds::max()) return std::nullopt;
-  const auto now = RedlockClock::now();
-  // A wait too long for the clock to represent is no deadline.
-  if (wait > std::chrono::duration_cast<std::chrono::milliseconds>(RedlockClock::time_point::max() -
-                                                                   now)) {
-    return std::nullopt;
-  }
-  return now + wait;
-}
+using sync::deadline_after;
+using sync::throw_if;
 
 // Arguments a call rejects before anything is sent; sets ec and the message.
 bool rejected(std::optional<std::chrono::milliseconds> wait,
               std::optional<std::chrono::milliseconds> lease,
               std::error_code& ec,
               std::string& message) {
-  if (wait && wait->count() < 0) {
-    message = "Redlock: the wait must not be negative";
-  } else if (lease && lease->count() <= 0) {
-    message = "Redlock: the lease must be positive";
-  } else {
-    return false;
-  }
-  ec = errc::invalid_argument;
+  if (!sync::rejected(wait, lease, ec)) return false;
+  message = "Redlock: " + sync::wait_lease_problem(wait, lease);
   return true;
-}
-
-void throw_if(std::error_code ec, const std::string& message) {
-  if (ec) throw Error(ec, message);
 }
 
 }  // namespace
@@ -106,7 +80,7 @@ bool RedlockGroup::closed() const noexcept {
 
 RedlockLock::RedlockLock(std::shared_ptr<sync::RedlockCore> core, std::string name)
     : core_(std::move(core)), name_(std::move(name)) {
-  validate_name(name_);
+  sync::validate_name(name_, "Redlock lock");
 }
 
 void RedlockLock::lock() {

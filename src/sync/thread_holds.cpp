@@ -6,7 +6,7 @@
 #include "runtime/executor.hpp"
 #include "runtime/identity.hpp"
 #include "runtime/watchdog.hpp"
-#include "sync/lock_args.hpp"
+#include "sync/arguments.hpp"
 #include "sync/lock_ops.hpp"
 #include "sync/primitive.hpp"
 #include "sync/services.hpp"

@@ -1,6 +1,4 @@
-// The latch's step and names, and two blocking helpers the latch and the
-// rate limiter share: running an AcquireOp that has no holding (nothing to
-// renew or release), and one script call.
+// The latch's names and its wait step.
 #pragma once
 
 #include <array>
@@ -12,33 +10,7 @@
 
 #include "sync/acquire_step.hpp"
 
-namespace distlock::script {
-struct Script;
-}
-
 namespace distlock::sync {
-
-struct Services;
-
-// Runs an AcquireOp of `step` until `deadline` (nullopt: as long as it
-// takes) and waits for it; not on the I/O thread (then ec is
-// invalid_argument, or closed after close()). Unlike acquire_blocking there
-// is no Holding: nothing is registered with the watchdog, and the step's
-// undo() decides what an attempt without a reply leaves behind.
-AcquireOutcome acquire_step_blocking(Services& client,
-                                     std::unique_ptr<AcquireStep> step,
-                                     std::optional<Clock::time_point> deadline);
-
-// One script call, blocking, routed by `route_key`. On failure sets ec
-// (closed, invalid_argument on the I/O thread, timeout, connection_lost,
-// server_error with the server's text in `what`) and returns nil.
-Value call_script_blocking(Services& client,
-                           std::string_view route_key,
-                           const script::Script& script,
-                           std::span<const std::string_view> keys,
-                           std::span<const std::string_view> args,
-                           std::error_code& ec,
-                           std::string& what);
 
 // A latch's key and channel. The constructor validates the name (non-empty,
 // at most 64 KiB) and throws Error(invalid_argument).
@@ -73,9 +45,5 @@ class LatchStep final : public AcquireStep {
   std::shared_ptr<const LatchNames> names_;
   std::array<std::string_view, 1> keys_;
 };
-
-// Validates the name of a synchronizer (the rule Primitive applies): throws
-// Error(invalid_argument) naming `what`.
-void validate_sync_name(const std::string& name, std::string_view what);
 
 }  // namespace distlock::sync
