@@ -11,6 +11,7 @@
 #include "distlock/error.hpp"
 #include "net/backoff.hpp"
 #include "net/connection_handshake.hpp"
+#include "net/detached_call.hpp"
 
 namespace distlock::net {
 namespace {
@@ -35,25 +36,6 @@ struct Attempt {
     auto d = std::move(done);
     d(ec, std::move(message));
   }
-};
-
-// Finishes the attempt with the outcome of the handshake's replies.
-class HandshakeCompletion final : public Completion {
- public:
-  HandshakeCompletion(std::shared_ptr<Attempt> attempt, ConnectionHandshake handshake)
-      : attempt_(std::move(attempt)), handshake_(std::move(handshake)) {}
-
-  void complete(std::error_code ec, Value reply) override {
-    std::unique_ptr<HandshakeCompletion> self(this);
-    if (ec) return attempt_->finish(ec, "connection lost during handshake");
-    std::string message;
-    ec = handshake_.check(std::move(reply), message);
-    attempt_->finish(ec, std::move(message));
-  }
-
- private:
-  std::shared_ptr<Attempt> attempt_;
-  ConnectionHandshake handshake_;
 };
 
 }  // namespace
@@ -150,7 +132,14 @@ void Connection::send_handshake(ConnectDone done) {
   r.replies = handshake.replies();
   auto attempt = std::make_shared<Attempt>();
   attempt->done = std::move(done);
-  r.completion = new HandshakeCompletion(attempt, std::move(handshake));
+  // Finishes the attempt with the outcome of the handshake's replies.
+  r.completion = new DetachedCall(
+      [attempt, handshake = std::move(handshake)](std::error_code ec, Value reply) {
+        if (ec) return attempt->finish(ec, "connection lost during handshake");
+        std::string message;
+        ec = handshake.check(std::move(reply), message);
+        attempt->finish(ec, std::move(message));
+      });
   // Ahead of the requests that queued meanwhile, which wait for it; the
   // connect timer bounds the handshake, so no deadline of its own.
   write_buffer_ = pipeline_.prepend(std::move(r));

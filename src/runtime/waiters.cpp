@@ -4,33 +4,38 @@
 
 #include "distlock/error.hpp"
 #include "net/connection.hpp"
+#include "net/detached_call.hpp"
 #include "resp/encoder.hpp"
 #include "topology/topology.hpp"
 
 namespace distlock::runtime {
 namespace {
 
-// Completion of a SUBSCRIBE or UNSUBSCRIBE: success goes to `on_ok`, an
-// error reply (such as NOPERM for a channel the ACL user may not use) to
-// `on_refused`. A lost connection is neither: the reconnect resubscribes.
-class ChannelReply final : public net::Completion {
- public:
-  ChannelReply(std::function<void()> on_ok, std::function<void(const std::string&)> on_refused)
-      : on_ok_(std::move(on_ok)), on_refused_(std::move(on_refused)) {}
-  void complete(std::error_code ec, Value reply) override {
-    std::unique_ptr<ChannelReply> self(this);
+// The outcome of a SUBSCRIBE: success goes to `on_ok`, an error reply (such
+// as NOPERM for a channel the ACL user may not use) to `on_refused`. A lost
+// connection is neither: the reconnect resubscribes.
+net::DetachedCall::Done channel_reply(std::function<void()> on_ok,
+                                      std::function<void(const std::string&)> on_refused) {
+  return [on_ok = std::move(on_ok), on_refused = std::move(on_refused)](std::error_code ec,
+                                                                        Value reply) {
     if (ec) return;
     if (reply.is_error()) {
-      if (on_refused_) on_refused_(reply.as_string());
-    } else if (reply.is_array() && on_ok_) {
-      on_ok_();
+      on_refused(reply.as_string());
+    } else if (reply.is_array()) {
+      on_ok();
     }
-  }
+  };
+}
 
- private:
-  std::function<void()> on_ok_;
-  std::function<void(const std::string&)> on_refused_;
-};
+// Sends `payload` with a completion running `done`; not queued (closing, or
+// the queue is full) it is dropped.
+void submit_detached(net::Connection& connection,
+                     std::string payload,
+                     net::DetachedCall::Done done) {
+  net::DetachedCall::start(
+      std::make_unique<net::DetachedCall>(std::move(done)),
+      [&](net::DetachedCall& c) { return connection.submit(std::move(payload), 1, &c); });
+}
 
 }  // namespace
 
@@ -43,12 +48,12 @@ net::Connection& Waiters::connection(const std::string& channel) {
 void Waiters::subscribe(const std::string& channel) {
   std::string payload;
   resp::encode_command(payload, {"SUBSCRIBE", channel});
-  auto* reply =
-      new ChannelReply([this, channel] { confirmed(channel); },
-                       [this, channel](const std::string& why) { refused(channel, why); });
   // Not queued (closing, or the queue is full): waiters fall back on their
   // TTL timers, and a reconnect resubscribes.
-  if (connection(channel).submit(std::move(payload), 1, reply)) delete reply;
+  submit_detached(
+      connection(channel), std::move(payload),
+      channel_reply([this, channel] { confirmed(channel); },
+                    [this, channel](const std::string& why) { refused(channel, why); }));
 }
 
 void Waiters::confirmed(const std::string& channel) {
@@ -94,8 +99,7 @@ void Waiters::remove(const std::string& channel, Waiter* waiter, bool pass_signa
     if (closed_) return;
     std::string payload;
     resp::encode_command(payload, {"UNSUBSCRIBE", channel});
-    auto* reply = new ChannelReply(nullptr, nullptr);
-    if (connection(channel).submit(std::move(payload), 1, reply)) delete reply;
+    submit_detached(connection(channel), std::move(payload), {});
     return;
   }
   if (pass_signal && unused) on_message(channel, "1");

@@ -9,37 +9,6 @@
 #include "topology/topology.hpp"
 
 namespace distlock::sync {
-namespace {
-
-// The leave: one fair_release.lua call in mode 'l', owning its arguments
-// until the reply. Its outcome needs no handling: a leave that does not run
-// leaves a place nobody renews (dropped within one liveness lease) and, at
-// worst, a grant that lapses with it.
-class LeaveCall final : public net::Completion {
- public:
-  LeaveCall(const FairPrimitive& lock, std::string owner, std::uint32_t count_after)
-      : owner_(std::move(owner)), expected_(count_after == 1 ? "1" : "0") {
-    lock.keys(args_);
-    args_.arg("0");
-    args_.arg(owner_);
-    args_.arg(expected_);
-    args_.arg(lock.channel_prefix);
-    args_.arg("l");
-  }
-  std::error_code start(topology::Topology& topology, std::string_view route) {
-    return topology.call(call_, route, script::scripts().fair_release, args_.key_span(),
-                         args_.arg_span(), this);
-  }
-  void complete(std::error_code, Value) override { delete this; }
-
- private:
-  const std::string owner_;
-  const std::string expected_;
-  ReleaseArgs args_;
-  std::optional<script::ScriptCall> call_;
-};
-
-}  // namespace
 
 FairStep::FairStep(Services& client,
                    const FairPrimitive& lock,
@@ -121,9 +90,17 @@ void FairStep::finished(bool acquired) {
   if (!acquired) leave();
 }
 
+// The leave: one fair_release.lua call in mode 'l'. Its outcome needs no
+// handling: a leave that does not run leaves a place nobody renews (dropped
+// within one liveness lease) and, at worst, a grant that lapses with it.
 void FairStep::leave() {
-  auto* call = new LeaveCall(lock_, state_->owner, count_after_);
-  if (call->start(client_.topology, lock_.route_key())) delete call;
+  ReleaseArgs keys;
+  lock_.keys(keys);
+  const auto k = keys.key_span();
+  std::vector<std::string> args{"0", state_->owner, count_after_ == 1 ? "1" : "0",
+                                lock_.channel_prefix, "l"};
+  client_.topology.call_detached(std::string(lock_.route_key()), script::scripts().fair_release,
+                                 std::vector<std::string>(k.begin(), k.end()), std::move(args), {});
 }
 
 }  // namespace distlock::sync

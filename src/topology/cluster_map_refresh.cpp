@@ -5,25 +5,13 @@
 #include <optional>
 #include <string_view>
 
+#include "net/detached_call.hpp"
 #include "resp/encoder.hpp"
 
 namespace distlock::topology {
 namespace {
 
 constexpr std::chrono::milliseconds kRefreshWhileUnhealthy{250};
-
-// A completion that runs a function once and deletes itself.
-class OnReply final : public net::Completion {
- public:
-  explicit OnReply(std::function<void(std::error_code, Value)> f) : f_(std::move(f)) {}
-  void complete(std::error_code ec, Value reply) override {
-    std::unique_ptr<OnReply> self(this);
-    f_(ec, std::move(reply));
-  }
-
- private:
-  std::function<void(std::error_code, Value)> f_;
-};
 
 }  // namespace
 
@@ -50,15 +38,17 @@ void ClusterMapRefresh::stop() {
 }
 
 void ClusterMapRefresh::ask(net::Connection& c, bool shards) {
-  auto* done = new OnReply([this, &c, shards](std::error_code ec, Value reply) {
-    if (!ec && shards && cluster_slots_instead(reply)) return ask(c, false);
-    on_map(ec, reply, shards);
-  });
+  auto done =
+      std::make_unique<net::DetachedCall>([this, &c, shards](std::error_code ec, Value reply) {
+        if (!ec && shards && cluster_slots_instead(reply)) return ask(c, false);
+        on_map(ec, reply, shards);
+      });
   std::string payload;
   const std::array<std::string_view, 2> args{"CLUSTER", shards ? "SHARDS" : "SLOTS"};
   resp::encode_command(payload, args);
-  if (c.submit(std::move(payload), 1, done)) {
-    delete done;
+  if (net::DetachedCall::start(std::move(done), [&](net::DetachedCall& call) {
+        return c.submit(std::move(payload), 1, &call);
+      })) {
     refreshing_ = false;
   }
 }

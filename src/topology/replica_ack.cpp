@@ -5,32 +5,10 @@
 
 #include "distlock/error.hpp"
 #include "distlock/value.hpp"
-#include "net/completion.hpp"
+#include "net/detached_call.hpp"
 #include "topology/topology.hpp"
 
 namespace distlock::topology {
-namespace {
-
-// Owns its callback and deletes itself on completion.
-class WaitCall final : public net::Completion {
- public:
-  explicit WaitCall(std::function<void(std::error_code, std::int64_t)> done)
-      : done_(std::move(done)) {}
-  void complete(std::error_code ec, Value reply) override {
-    std::int64_t acked = -1;
-    if (!ec && reply.is_integer()) acked = reply.as_integer();
-    if (!ec && !reply.is_integer())
-      ec = reply.is_error() ? errc::server_error : errc::protocol_error;
-    auto done = std::move(done_);
-    delete this;
-    done(ec, acked);
-  }
-
- private:
-  std::function<void(std::error_code, std::int64_t)> done_;
-};
-
-}  // namespace
 
 std::error_code send_replica_wait(Topology& topology,
                                   std::string_view route_key,
@@ -39,10 +17,17 @@ std::error_code send_replica_wait(Topology& topology,
   const std::string replicas = std::to_string(ack.replicas);
   const std::string timeout = std::to_string(ack.timeout.count());
   const std::array<std::string_view, 3> args{"WAIT", replicas, timeout};
-  auto* call = new WaitCall(std::move(done));
-  const auto ec = topology.command(route_key, args, call);
-  if (ec) delete call;
-  return ec;
+  auto call = std::make_unique<net::DetachedCall>(
+      [done = std::move(done)](std::error_code ec, Value reply) {
+        std::int64_t acked = -1;
+        if (!ec && reply.is_integer()) acked = reply.as_integer();
+        if (!ec && !reply.is_integer()) {
+          ec = reply.is_error() ? errc::server_error : errc::protocol_error;
+        }
+        done(ec, acked);
+      });
+  return net::DetachedCall::start(
+      std::move(call), [&](net::DetachedCall& c) { return topology.command(route_key, args, &c); });
 }
 
 std::string replica_shortfall(const ReplicaAck& ack,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "distlock/error.hpp"
+#include "net/detached_call.hpp"
 #include "resp/encoder.hpp"
 
 namespace distlock::topology {
@@ -14,28 +15,15 @@ namespace {
 
 using Endpoint = ClientOptions::Endpoint;
 
-// One request's outcome handed to a function; deletes itself after.
-class Callback final : public net::Completion {
- public:
-  explicit Callback(std::function<void(std::error_code, Value)> f) : f_(std::move(f)) {}
-  void complete(std::error_code ec, Value reply) override {
-    auto f = std::move(f_);
-    delete this;
-    f(ec, std::move(reply));
-  }
-
- private:
-  std::function<void(std::error_code, Value)> f_;
-};
-
 void send(net::Connection& connection,
           std::vector<std::string_view> args,
           std::function<void(std::error_code, Value)> f) {
   std::string payload;
   resp::encode_command(payload, args);
-  auto* callback = new Callback(std::move(f));
   // Not queued only when closed: nothing left to do then.
-  if (connection.submit(std::move(payload), 1, callback)) delete callback;
+  net::DetachedCall::start(
+      std::make_unique<net::DetachedCall>(std::move(f)),
+      [&](net::DetachedCall& c) { return connection.submit(std::move(payload), 1, &c); });
 }
 
 // One command on a connected connection, waited for on this thread.

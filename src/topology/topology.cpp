@@ -3,9 +3,52 @@
 #include <string>
 
 #include "net/connection.hpp"
+#include "net/detached_call.hpp"
 #include "resp/encoder.hpp"
 
 namespace distlock::topology {
+namespace {
+
+// A DetachedCall that also keeps its route key and the ScriptCall sending
+// it. The ScriptCall completes it as its own last act, so deleting both then
+// is safe.
+class DetachedScriptCall final : public net::DetachedCall {
+ public:
+  DetachedScriptCall(Done done,
+                     std::string route_key,
+                     std::vector<std::string> strings,
+                     std::size_t key_count)
+      : DetachedCall(std::move(done), std::move(strings)),
+        route_key_(std::move(route_key)),
+        key_count_(key_count) {}
+
+  std::error_code start(Topology& topology, const script::Script& script) {
+    return topology.call(call_, route_key_, script, views().first(key_count_),
+                         views().subspan(key_count_), this);
+  }
+
+ private:
+  std::string route_key_;
+  std::size_t key_count_;
+  std::optional<script::ScriptCall> call_;
+};
+
+}  // namespace
+
+std::error_code Topology::call_detached(std::string route_key,
+                                        const script::Script& script,
+                                        std::vector<std::string> keys,
+                                        std::vector<std::string> args,
+                                        std::function<void(std::error_code, Value)> done) {
+  const std::size_t key_count = keys.size();
+  keys.insert(keys.end(), std::make_move_iterator(args.begin()),
+              std::make_move_iterator(args.end()));
+  auto call = std::make_unique<DetachedScriptCall>(std::move(done), std::move(route_key),
+                                                   std::move(keys), key_count);
+  DetachedScriptCall& started = *call;
+  return net::DetachedCall::start(std::move(call),
+                                  [&](net::DetachedCall&) { return started.start(*this, script); });
+}
 
 std::error_code Topology::command(std::string_view route_key,
                                   std::span<const std::string_view> args,

@@ -5,9 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "script/script.hpp"
 
@@ -69,6 +72,16 @@ class Topology {
     slot.emplace(data_for(route_key), script, keys, args, next, router(), route_key);
     return slot->start();
   }
+
+  // One script call nobody waits for: as call(), but the call owns its
+  // route key, `keys` and `args` (a net::DetachedCall), and hands its outcome
+  // to `done` (empty: nothing to do with it). An error means it was not
+  // queued; `done` is not called then.
+  std::error_code call_detached(std::string route_key,
+                                const script::Script& script,
+                                std::vector<std::string> keys,
+                                std::vector<std::string> args,
+                                std::function<void(std::error_code, Value)> done);
 };
 
 }  // namespace distlock::topology
