@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "distlock/error.hpp"
+#include "net/server_identity.hpp"
 #include "sync/arguments.hpp"
 #include "sync/services.hpp"
 
@@ -20,19 +21,12 @@ using sync::deadline_after;
 
 constexpr std::string_view kWhat = "MultiLock: ";
 
-// The server a part's Client names, the same text in every process that
-// configures it the same way: the second half of the canonical order.
+// The server and database a part's Client names, the same text in every
+// process that configures them the same way: the second half of the
+// canonical order (databases of one server are different locks here).
 std::string server_of(const Lock& part) {
   const ClientOptions& o = part.services()->options;
-  std::string id;
-  if (!o.unix_path.empty()) {
-    id = "unix:" + o.unix_path;
-  } else if (o.host.find(':') != std::string::npos) {
-    id = "[" + o.host + "]:" + std::to_string(o.port);  // IPv6: keep the port apart
-  } else {
-    id = o.host + ":" + std::to_string(o.port);
-  }
-  return id + "/" + std::to_string(o.db);
+  return net::server_identity(o) + "/" + std::to_string(o.db);
 }
 
 // Sorts by (name, server) and rejects a lock listed twice: taking it twice

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "distlock/error.hpp"
+#include "net/server_identity.hpp"
 #include "runtime/identity.hpp"
 #include "sync/lock_keys.hpp"
 #include "topology/topology.hpp"
@@ -33,13 +34,6 @@ const RedlockOptions& validated(const RedlockOptions& o) {
   return o;
 }
 
-// Which server a node is, for the duplicate check: the db is left out on
-// purpose, since two databases of one server are not independent masters.
-std::string server_of(const ClientOptions& o) {
-  if (!o.unix_path.empty()) return "unix:" + o.unix_path;
-  return o.host + ":" + std::to_string(o.port);
-}
-
 std::vector<ClientOptions> parse_nodes(const std::vector<std::string>& uris) {
   if (uris.empty()) bad("the list of node URIs is empty (Redlock needs at least one master)");
   std::vector<ClientOptions> nodes;
@@ -52,7 +46,8 @@ std::vector<ClientOptions> parse_nodes(const std::vector<std::string>& uris) {
       // from_uri's message never contains the password; the URI might.
       bad(which + " does not parse: " + e.what());
     }
-    const std::string server = server_of(nodes.back());
+    // Without the db: two databases of one server are not independent masters.
+    const std::string server = net::server_identity(nodes.back());
     if (auto [at, fresh] = seen.emplace(server, i); !fresh) {
       bad(which + " names the same server as node URI #" + std::to_string(at->second + 1) + " (" +
           server + "); Redlock needs independent masters");
