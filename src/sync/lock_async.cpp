@@ -1,6 +1,5 @@
 #include "distlock/lock_async.hpp"
 
-#include <asio/error.hpp>
 #include <asio/post.hpp>
 #include <asio/system_executor.hpp>
 
@@ -10,23 +9,13 @@
 #include "runtime/watchdog.hpp"
 #include "sync/acquire_op.hpp"
 #include "sync/arguments.hpp"
+#include "sync/async_wait.hpp"
 #include "sync/holding_step.hpp"
 #include "sync/lock_ops.hpp"
 #include "sync/services.hpp"
 
 namespace distlock::detail {
 namespace {
-
-class AsyncAcquireOp final : public AsyncAcquire {
- public:
-  explicit AsyncAcquireOp(std::weak_ptr<sync::AcquireOp> op) : op_(std::move(op)) {}
-  void cancel() override {
-    if (auto op = op_.lock()) op->abort(make_error_code(asio::error::operation_aborted));
-  }
-
- private:
-  std::weak_ptr<sync::AcquireOp> op_;
-};
 
 // Waits for one release script call and hands its outcome to the receiver;
 // an unknown outcome goes on in the background as a PendingRelease.
@@ -69,13 +58,6 @@ class AsyncReleaseCall final : public net::Completion {
   sync::ReleaseCall call_;
 };
 
-void complete_posted(std::unique_ptr<Receiver<std::error_code>> receiver, std::error_code ec) {
-  asio::post(asio::system_executor(),
-             [r = std::shared_ptr<Receiver<std::error_code>>(std::move(receiver)), ec] {
-               r->complete(ec, {});
-             });
-}
-
 }  // namespace
 
 std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
@@ -84,11 +66,7 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
   if (wait && wait->count() < 0) {
     // As the blocking forms: a negative wait is a caller's mistake, not "try
     // once". Completed off this call, like every failure to start.
-    asio::post(asio::system_executor(),
-               [r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))] {
-                 r->complete(make_error_code(errc::invalid_argument), Lease());
-               });
-    return std::make_shared<AsyncAcquireOp>(std::weak_ptr<sync::AcquireOp>());
+    return sync::complete_at_once(std::move(receiver), make_error_code(errc::invalid_argument));
   }
   const auto& client = lock.services();
   const auto& primitive = lock.primitive();
@@ -106,23 +84,30 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
         r->complete(o.ec, Lease());
       });
   op->start();
-  return std::make_shared<AsyncAcquireOp>(op);
+  return sync::cancel_handle(op);
 }
 
 void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>> receiver) {
   std::shared_ptr<sync::Holding> state = sync::holding(lease.take_state());
-  if (!state) return complete_posted(std::move(receiver), {});
-  const bool valid_before = state->valid();
-  if (state->released.exchange(true)) return complete_posted(std::move(receiver), {});
+  const bool valid_before = state && state->valid();
+  // Nothing to release (no lease, or released already): done, off this call.
+  if (!state || state->released.exchange(true)) {
+    sync::complete_at_once(std::move(receiver), {});
+    return;
+  }
   sync::Services& client = *state->services;
   client.watchdog.remove(state.get());
-  if (client.executor.closed()) return complete_posted(std::move(receiver), errc::closed);
+  if (client.executor.closed()) {
+    sync::complete_at_once(std::move(receiver), errc::closed);
+    return;
+  }
   auto call = std::make_unique<AsyncReleaseCall>(state, valid_before, std::move(receiver));
   if (auto ec = call->start()) {
     // Not queued: it never ran. Keep trying in the background (a full queue
     // drains); the caller learns it was not confirmed.
     if (ec != errc::closed) sync::PendingRelease::start(client, state, 1, true, valid_before);
-    return complete_posted(call->take_receiver(), ec);
+    sync::complete_at_once(call->take_receiver(), ec);
+    return;
   }
   call.release();  // owned by its completion from here on
 }
