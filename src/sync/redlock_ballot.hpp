@@ -57,8 +57,8 @@ class Ballot {
 
 // Sends `script` with `keys` and `args` to every topology in `nodes` (one
 // per node), each answer recorded in the returned Ballot. A node that cannot
-// queue it (closed, queue full) is recorded at once as failed. The arguments
-// are copied and kept alive until the last node has answered.
+// queue it (closed, queue full) is recorded at once as failed. Each node's
+// call keeps its own copy of the arguments until that node has answered.
 std::shared_ptr<Ballot> fan_out(const std::vector<topology::Topology*>& nodes,
                                 const script::Script& script,
                                 std::vector<std::string> keys,
