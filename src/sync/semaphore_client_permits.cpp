@@ -1,66 +1,29 @@
 #include "sync/semaphore_client_permits.hpp"
 
-#include <unordered_map>
-#include <vector>
-
 #include "distlock/error.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/watchdog.hpp"
+#include "sync/semaphore_registry.hpp"
 
 namespace distlock::sync {
-namespace {
-
-// Every live state by Client id and name. Weak: a state lives while a
-// Semaphore object or its own holder (self_) keeps it.
-std::mutex registry_mutex;
-std::unordered_map<std::string, std::weak_ptr<SemaphoreState>>& registry() {
-  static std::unordered_map<std::string, std::weak_ptr<SemaphoreState>> map;
-  return map;
-}
-
-}  // namespace
 
 std::shared_ptr<SemaphoreState> SemaphoreState::of(std::shared_ptr<Services> services,
                                                    std::string name) {
-  auto keys = std::make_shared<const SemaphoreKeys>(std::move(name));  // validates
-  std::string id = services->client_id;
-  id.push_back('\0');
-  id += keys->name;
-  const std::lock_guard guard(registry_mutex);
-  auto& map = registry();
-  if (auto live = map[id].lock()) return live;
-  // Drop entries of states that are gone, so the map does not grow with
-  // every name ever used.
-  std::erase_if(map, [](const auto& e) { return e.second.expired(); });
-  auto state = std::make_shared<SemaphoreState>(std::move(services), std::move(keys));
-  map[id] = state;
-  return state;
+  SemaphoreRegistry& registry = services->semaphores;
+  return registry.state(std::move(services), std::move(name));
 }
 
-void SemaphoreState::forget_client(const std::string& client_id) noexcept {
-  std::string prefix = client_id;
-  prefix.push_back('\0');
-  std::vector<std::shared_ptr<SemaphoreState>> live;
-  {
-    const std::lock_guard guard(registry_mutex);
-    std::erase_if(registry(), [&](const auto& e) {
-      if (!e.first.starts_with(prefix)) return e.second.expired();
-      if (auto state = e.second.lock()) live.push_back(std::move(state));
-      return true;
-    });
+void SemaphoreState::close() noexcept {
+  std::shared_ptr<SemaphoreState> self;  // destroyed after the unlock
+  const std::lock_guard guard(mutex_);
+  if (episode_) {
+    // The watchdog has stopped with the Client: the lease ends on the
+    // server, which gives the permits back then.
+    episode_->released = true;
+    episode_.reset();
   }
-  for (const auto& state : live) {
-    std::shared_ptr<SemaphoreState> self;  // destroyed after the unlock
-    const std::lock_guard guard(state->mutex_);
-    if (state->episode_) {
-      // The watchdog has stopped with the Client: the lease ends on the
-      // server, which gives the permits back then.
-      state->episode_->released = true;
-      state->episode_.reset();
-    }
-    state->held_ = 0;
-    self = std::move(state->self_);
-  }
+  held_ = 0;
+  self = std::move(self_);
 }
 
 SemaphoreState::SemaphoreState(std::shared_ptr<Services> s, std::shared_ptr<const SemaphoreKeys> k)

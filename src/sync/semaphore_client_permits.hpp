@@ -16,9 +16,9 @@ namespace distlock::sync {
 
 class SemaphoreState : public std::enable_shared_from_this<SemaphoreState> {
  public:
-  // The state of `name` for the Client behind `services`: every Semaphore of
-  // that name made by that Client shares it (so any of them, on any thread,
-  // releases what another acquired).
+  // The state of `name` for the Client behind `services`, from its
+  // SemaphoreRegistry: every Semaphore of that name made by that Client
+  // shares it (so any of them, on any thread, releases what another acquired).
   static std::shared_ptr<SemaphoreState> of(std::shared_ptr<Services> services, std::string name);
 
   SemaphoreState(std::shared_ptr<Services> services, std::shared_ptr<const SemaphoreKeys> keys);
@@ -39,9 +39,9 @@ class SemaphoreState : public std::enable_shared_from_this<SemaphoreState> {
   void release(std::int64_t n, std::error_code& ec);
   std::int64_t held() const;
 
-  // The Client `client_id` closed: its states stop holding (the server ends
-  // their leases) and no longer keep themselves alive. Called by the Client.
-  static void forget_client(const std::string& client_id) noexcept;
+  // The Client closed: stops holding (the server ends the lease) and no
+  // longer keeps itself alive. Called by the Client's SemaphoreRegistry.
+  void close() noexcept;
 
   const std::shared_ptr<Services> services;
   const std::shared_ptr<const SemaphoreKeys> keys;
