@@ -1,5 +1,7 @@
 #include "sync/lock_ops.hpp"
 
+#include <asio/post.hpp>
+
 #include "distlock/error.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/watchdog.hpp"
@@ -13,6 +15,15 @@ AcquireOutcome acquire_blocking(Services& client,
                                 std::uint32_t count_after,
                                 std::optional<Clock::time_point> deadline,
                                 std::shared_ptr<PendingRelease>* cleanup) {
+  return acquire_blocking(client, state, state->primitive->acquire_step(client, state, count_after),
+                          deadline, cleanup);
+}
+
+AcquireOutcome acquire_blocking(Services& client,
+                                const std::shared_ptr<Holding>& state,
+                                std::unique_ptr<HoldingStep> step,
+                                std::optional<Clock::time_point> deadline,
+                                std::shared_ptr<PendingRelease>* cleanup) {
   AcquireOutcome result;
   if (!client.executor.may_block(result.ec)) {
     result.message = result.ec == errc::closed ? "the client is closed"
@@ -23,7 +34,6 @@ AcquireOutcome acquire_blocking(Services& client,
   const bool fresh = !state->active.load();
   if (fresh) client.watchdog.add(state);
   net::Event done;
-  std::unique_ptr<HoldingStep> step = state->primitive->acquire_step(client, state, count_after);
   HoldingStep& holding_step = *step;
   auto op =
       std::make_shared<AcquireOp>(client, std::move(step), deadline, [&](AcquireOutcome outcome) {
@@ -51,10 +61,37 @@ ReleaseResult release_blocking(Services& client,
   }
   Value reply = done.wait(ec);
   if (ec) return ReleaseResult::not_held;
-  const auto result = release_result(reply, ec);
+  const auto result = release_result(state.primitive->release_reply(std::move(reply)), ec);
   // A partial unlock re-armed the lease on the server (as Redisson's does).
   if (result == ReleaseResult::decremented) state.confirm(sent);
   return result;
+}
+
+namespace {
+
+// A release nobody waits for: owns its holding until the reply, then itself.
+class DetachedRelease final : public net::Completion {
+ public:
+  DetachedRelease(std::shared_ptr<Holding> state, std::uint32_t expected)
+      : state_(std::move(state)), call_(*state_, expected, this) {}
+  void start() {
+    // Not queued (closing, queue full): the holding's lease settles it.
+    if (call_.start(state_->services->topology)) delete this;
+  }
+  void complete(std::error_code, Value) override {
+    // The call completing now is a member: let it unwind first.
+    asio::post(state_->services->executor.io(), [self = std::unique_ptr<DetachedRelease>(this)] {});
+  }
+
+ private:
+  const std::shared_ptr<Holding> state_;
+  ReleaseCall call_;
+};
+
+}  // namespace
+
+void release_detached(std::shared_ptr<Holding> state, std::uint32_t expected) {
+  (new DetachedRelease(std::move(state), expected))->start();
 }
 
 std::error_code finish_release(Services& client,

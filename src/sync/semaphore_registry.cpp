@@ -2,20 +2,19 @@
 
 #include <vector>
 
-#include "sync/semaphore_client_permits.hpp"
+#include "sync/semaphore_state.hpp"
 
 namespace distlock::sync {
 
 std::shared_ptr<SemaphoreState> SemaphoreRegistry::state(std::shared_ptr<Services> services,
                                                          std::string name) {
-  auto keys = std::make_shared<const SemaphoreKeys>(std::move(name));  // validates
   const std::lock_guard guard(mutex_);
-  if (auto live = states_[keys->name].lock()) return live;
+  if (auto live = states_[name].lock()) return live;
   // Drop entries of states that are gone, so the map does not grow with
   // every name ever used.
   std::erase_if(states_, [](const auto& e) { return e.second.expired(); });
-  auto state = std::make_shared<SemaphoreState>(std::move(services), keys);
-  states_[keys->name] = state;
+  auto state = std::make_shared<SemaphoreState>(std::move(services), name);  // validates
+  states_[std::move(name)] = state;
   return state;
 }
 
