@@ -11,7 +11,6 @@
 #include "script/scripts.hpp"
 #include "sync/lock_ops.hpp"
 #include "sync/redlock_node.hpp"
-#include "sync/semaphore_client_permits.hpp"
 #include "topology/factory.hpp"
 
 namespace distlock {
@@ -22,6 +21,7 @@ ClientImpl::ClientImpl(ClientOptions options)
   validate(options_);
   tls_ = net::make_tls_context(options_.tls);
   pending_releases_ = std::make_unique<sync::PendingReleases>();
+  semaphores_ = std::make_unique<sync::SemaphoreRegistry>();
   net::Connection::Handlers data;
   data.preload = script::preload_commands();
   data.on_connected = [this](bool reconnected) {
@@ -55,7 +55,7 @@ ClientImpl::ClientImpl(ClientOptions options)
                                                            &options_.on_long_hold);
   services_ = std::unique_ptr<sync::Services>(
       new sync::Services{options_, id_, executor_, *topology_, *watchdog_, *waiters_,
-                         *pending_releases_, metrics_, *long_holds_});
+                         *pending_releases_, metrics_, *long_holds_, *semaphores_});
 }
 
 ClientImpl::~ClientImpl() {
@@ -98,7 +98,7 @@ void ClientImpl::close() noexcept {
   }
   // The semaphores' per-Client permit counts keep themselves (and so this
   // Client) alive while they hold: let them go now that nothing renews.
-  sync::SemaphoreState::forget_client(id_);
+  semaphores_->close();
 }
 
 MetricsSnapshot ClientImpl::metrics_snapshot() const {

@@ -20,6 +20,7 @@
 #include "runtime/metrics_long_hold.hpp"
 #include "runtime/waiters.hpp"
 #include "runtime/watchdog.hpp"
+#include "sync/semaphore_registry.hpp"
 #include "sync/services.hpp"
 #include "topology/topology.hpp"
 
@@ -28,7 +29,7 @@ namespace distlock::detail {
 class PendingReleases;
 
 // Assembles the Client's parts (executor, topology, watchdog, waiters,
-// pending releases) and the Services view of them that the primitives use;
+// pending releases, semaphore states) and the Services view of them that the primitives use;
 // owns the I/O thread. Only the top level of src/ (the public Client and
 // MetricsServer, services_of, make_redlock_node) and tests see it: the
 // layers below get its parts through Services or a RedlockNode.
@@ -80,6 +81,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   std::unique_ptr<runtime::Waiters> waiters_;
   std::unique_ptr<sync::PendingReleases> pending_releases_;
   std::unique_ptr<runtime::LongHoldMonitor> long_holds_;
+  std::unique_ptr<sync::SemaphoreRegistry> semaphores_;
   std::unique_ptr<sync::Services> services_;
   std::thread thread_;
 };

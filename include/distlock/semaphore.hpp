@@ -12,13 +12,11 @@
 #include <string>
 #include <system_error>
 
+#include "distlock/lease.hpp"
 #include "distlock/wait_time.hpp"
 
 namespace distlock {
 
-namespace runtime {
-class LeaseState;
-}
 namespace sync {
 struct Services;
 class SemaphoreState;
@@ -74,7 +72,8 @@ class Permit {
   void release(std::error_code& ec) noexcept;
 
  private:
-  std::shared_ptr<runtime::LeaseState> state_;
+  // The holding of the permits, released as any Lease, and their number.
+  Lease lease_;
   std::int64_t permits_ = 0;
 };
 

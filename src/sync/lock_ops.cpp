@@ -1,9 +1,13 @@
 #include "sync/lock_ops.hpp"
 
+#include <string>
+#include <vector>
+
 #include "distlock/error.hpp"
 #include "net/completion.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/watchdog.hpp"
+#include "topology/topology.hpp"
 #include "sync/blocking_call.hpp"
 #include "sync/holding_step.hpp"
 
@@ -12,6 +16,15 @@ namespace distlock::sync {
 AcquireOutcome acquire_blocking(Services& client,
                                 const std::shared_ptr<Holding>& state,
                                 std::uint32_t count_after,
+                                std::optional<Clock::time_point> deadline,
+                                std::shared_ptr<PendingRelease>* cleanup) {
+  return acquire_blocking(client, state, state->primitive->acquire_step(client, state, count_after),
+                          deadline, cleanup);
+}
+
+AcquireOutcome acquire_blocking(Services& client,
+                                const std::shared_ptr<Holding>& state,
+                                std::unique_ptr<HoldingStep> step,
                                 std::optional<Clock::time_point> deadline,
                                 std::shared_ptr<PendingRelease>* cleanup) {
   AcquireOutcome result;
@@ -23,7 +36,6 @@ AcquireOutcome acquire_blocking(Services& client,
   }
   const bool fresh = !state->active.load();
   if (fresh) client.watchdog.add(state);
-  std::unique_ptr<HoldingStep> step = state->primitive->acquire_step(client, state, count_after);
   HoldingStep& holding_step = *step;
   result = acquire_step_blocking(client, std::move(step), deadline, [&] {
     if (cleanup != nullptr) *cleanup = holding_step.cleanup();
@@ -50,6 +62,18 @@ ReleaseResult release_blocking(Services& client,
   // A partial unlock re-armed the lease on the server (as Redisson's does).
   if (result == ReleaseResult::decremented) state.confirm(sent);
   return result;
+}
+
+void release_detached(std::shared_ptr<Holding> state, std::uint32_t expected) {
+  const Primitive& p = *state->primitive;
+  const std::string count = std::to_string(expected);
+  ReleaseArgs a;
+  p.release_args(*state, count, a);
+  // Not queued (closing, queue full): the holding's lease settles it.
+  (void)state->services->topology.call_detached(
+      std::string(p.route_key()), p.release_script(),
+      std::vector<std::string>(a.key_span().begin(), a.key_span().end()),
+      std::vector<std::string>(a.arg_span().begin(), a.arg_span().end()), {});
 }
 
 std::error_code finish_release(Services& client,

@@ -10,6 +10,7 @@
 
 #include "sync/acquire_loop.hpp"
 #include "sync/holding.hpp"
+#include "sync/holding_step.hpp"
 #include "sync/pending_release.hpp"
 #include "sync/release_call.hpp"
 
@@ -24,6 +25,13 @@ AcquireOutcome acquire_blocking(Services& client,
                                 std::uint32_t count_after,
                                 std::optional<Clock::time_point> deadline,
                                 std::shared_ptr<PendingRelease>* cleanup = nullptr);
+// As above, with the step to run (a primitive's step whose count does not
+// fit count_after: a permit holder's n).
+AcquireOutcome acquire_blocking(Services& client,
+                                const std::shared_ptr<Holding>& state,
+                                std::unique_ptr<HoldingStep> step,
+                                std::optional<Clock::time_point> deadline,
+                                std::shared_ptr<PendingRelease>* cleanup = nullptr);
 
 // Sends one release of `state` expecting `expected` holds before it, and
 // waits for its reply: a single attempt. A partial release re-arms the lease
@@ -34,6 +42,11 @@ ReleaseResult release_blocking(Services& client,
                                Holding& state,
                                std::uint32_t expected,
                                std::error_code& ec);
+
+// Sends one release of `expected` holds of `state` and ignores its reply:
+// for a release that must not be repeated (one that is not idempotent),
+// whose unknown outcome the holding's lease settles. Any thread.
+void release_detached(std::shared_ptr<Holding> state, std::uint32_t expected);
 
 // What an unlock of `expected` holds reports, given its first attempt's
 // result and error: success only when the server released (decremented or

@@ -89,6 +89,10 @@ class Primitive {
   virtual void release_args(const Holding& state,
                             std::string_view expected,
                             ReleaseArgs& out) const = 0;
+  // Reads release_script()'s reply into release.lua's answers (above), for
+  // a script that answers otherwise (the semaphore's); the default passes
+  // it on unchanged.
+  virtual Value release_reply(Value reply) const { return reply; }
 
   // Queries of the server's state, one round trip each (Lock's is_locked,
   // hold_count, remaining_ttl, force_unlock). On failure they set ec and

@@ -16,7 +16,8 @@ std::error_code ReleaseCall::start(topology::Topology& topology) {
 }
 
 void ReleaseCall::complete(std::error_code ec, Value reply) {
-  next_->complete(ec, std::move(reply));
+  // Every caller reads the reply as release.lua's (the primitive maps its own).
+  next_->complete(ec, state_.primitive->release_reply(std::move(reply)));
 }
 
 ReleaseResult release_result(const Value& reply, std::error_code& ec) {

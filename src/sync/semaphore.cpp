@@ -4,9 +4,11 @@
 
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
-#include "runtime/watchdog.hpp"
+#include "runtime/identity.hpp"
 #include "sync/lock_args.hpp"
-#include "sync/semaphore_client_permits.hpp"
+#include "sync/lock_ops.hpp"
+#include "sync/permit_step.hpp"
+#include "sync/semaphore_state.hpp"
 
 namespace distlock {
 namespace {
@@ -37,7 +39,7 @@ Semaphore::Semaphore(std::shared_ptr<sync::Services> client, std::string name)
     : state_(sync::SemaphoreState::of(std::move(client), std::move(name))) {}
 
 const std::string& Semaphore::name() const noexcept {
-  return state_->keys->name;
+  return state_->permits->name;
 }
 
 bool Semaphore::try_set_permits(std::int64_t permits, std::error_code& ec) {
@@ -46,7 +48,7 @@ bool Semaphore::try_set_permits(std::int64_t permits, std::error_code& ec) {
     ec = errc::invalid_argument;
     return false;
   }
-  return sync::semaphore_admin(*state_->services, *state_->keys, "set", permits, ec) == 1;
+  return state_->permits->admin(*state_->services, "set", permits, ec) == 1;
 }
 
 bool Semaphore::try_set_permits(std::int64_t permits) {
@@ -66,7 +68,7 @@ void Semaphore::add_permits(std::int64_t delta, std::error_code& ec) {
     ec = errc::invalid_argument;
     return;
   }
-  sync::semaphore_admin(*state_->services, *state_->keys, "add", delta, ec);
+  state_->permits->admin(*state_->services, "add", delta, ec);
 }
 
 void Semaphore::add_permits(std::int64_t delta) {
@@ -77,7 +79,7 @@ void Semaphore::add_permits(std::int64_t delta) {
 }
 
 std::int64_t Semaphore::available_permits(std::error_code& ec) const {
-  return sync::semaphore_admin(*state_->services, *state_->keys, "get", 0, ec);
+  return state_->permits->admin(*state_->services, "get", 0, ec);
 }
 
 std::int64_t Semaphore::available_permits() const {
@@ -88,7 +90,7 @@ std::int64_t Semaphore::available_permits() const {
 }
 
 std::int64_t Semaphore::drain_permits(std::error_code& ec) {
-  return sync::semaphore_admin(*state_->services, *state_->keys, "drain", 0, ec);
+  return state_->permits->admin(*state_->services, "drain", 0, ec);
 }
 
 std::int64_t Semaphore::drain_permits() {
@@ -191,16 +193,14 @@ std::optional<Permit> acquire_permit_until(sync::SemaphoreState& s,
     throw Error(errc::invalid_argument, "semaphore acquire_permit: the lease must be > 0 ms, got " +
                                             std::to_string(lease->count()));
   }
-  auto holding = std::make_shared<sync::PermitHolding>(s.services, s.keys, lease);
-  s.services->watchdog.add(holding);
-  bool uncertain = false;
-  std::error_code ec;
-  // The Permit's holder is its own: an attempt without reply is undone by
-  // retiring it (undo_releases).
-  const bool acquired = sync::acquire_permits(*s.services, holding, n, at, true, uncertain, ec);
-  if (!acquired) {
-    s.services->watchdog.remove(holding.get());
-    throw_if(ec, "semaphore acquire_permit");
+  // A Lease of its own holder id: an attempt without reply is undone by
+  // retiring that holder.
+  auto holding =
+      std::make_shared<sync::Holding>(s.services, s.permits, runtime::random_token(), lease);
+  auto step = std::make_unique<sync::PermitStep>(*s.services, *s.permits, holding, n);
+  const auto o = sync::acquire_blocking(*s.services, holding, std::move(step), at);
+  if (!o.acquired) {
+    throw_if(o.ec, "semaphore acquire_permit");
     return std::nullopt;
   }
   return Permit(std::move(holding), n);

@@ -1,209 +1,268 @@
 #include "sync/semaphore_state.hpp"
 
-#include <algorithm>
+#include <limits>
 
 #include "distlock/error.hpp"
 #include "net/completion.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/identity.hpp"
-#include "runtime/metrics_long_hold.hpp"
 #include "runtime/watchdog.hpp"
-#include "script/scripts.hpp"
-#include "sync/acquire_op.hpp"
-#include "sync/key_layout.hpp"
-#include "topology/topology.hpp"
+#include "sync/lock_ops.hpp"
+#include "sync/permit_step.hpp"
+#include "sync/semaphore_registry.hpp"
 
 namespace distlock::sync {
 namespace {
 
-constexpr std::size_t kMaxName = 64 * 1024;
-
-std::string checked(std::string name) {
-  if (name.empty()) throw Error(errc::invalid_argument, "semaphore name is empty");
-  if (name.size() > kMaxName) {
-    throw Error(errc::invalid_argument, "semaphore name is " + std::to_string(name.size()) +
-                                            " bytes; at most 65536 are allowed");
-  }
-  return name;
-}
-
-// One script call on the semaphore's keys, blocking.
-Value script_call(Services& client,
-                  const script::Script& script,
-                  const SemaphoreKeys& keys,
-                  std::span<const std::string_view> args,
-                  std::error_code& ec) {
-  ec.clear();
-  if (!client.executor.may_block(ec)) return {};
-  const auto k = keys.keys();
-  net::SyncCompletion done;
-  std::optional<script::ScriptCall> call;
-  if ((ec = client.topology.call(call, keys.name, script, k, args, &done))) return {};
-  Value reply = done.wait(ec);
-  if (ec) return {};
-  if (reply.is_error()) {
-    ec = errc::server_error;
-    return {};
-  }
-  if (!reply.is_integer()) {
-    ec = errc::protocol_error;
-    return {};
-  }
-  return reply;
-}
-
-// A release nobody waits for: owns its arguments and deletes itself.
-class BackgroundRelease final : public net::Completion {
+// A step on the Client's shared holder. Its acquires are not timed holds
+// (the Client's count is no one holding), and its undo cannot retire the
+// holder, which may hold the Client's other permits: an attempt without reply
+// is booked by end_acquire (the holder is retired once the Client holds
+// nothing), and one that comes back after a cancel by undo_late.
+class ClientPermitStep final : public PermitStep {
  public:
-  BackgroundRelease(std::shared_ptr<PermitHolding> h, std::int64_t n)
-      : holding_(std::move(h)), n_(std::to_string(n)) {
-    keys_ = holding_->keys->keys();
-    args_ = {holding_->owner, n_, n == 0 ? "1" : "0", holding_->keys->channel};
+  ClientPermitStep(std::shared_ptr<SemaphoreState> owner,
+                   std::shared_ptr<Holding> holder,
+                   std::int64_t n)
+      : PermitStep(*owner->services, *owner->client_permits, std::move(holder), n),
+        owner_(std::move(owner)) {}
+
+  Attempt interpret(const Value& reply) const override {
+    Attempt a = PermitStep::interpret(reply);
+    took_ = a.kind == Attempt::Kind::acquired;
+    return a;
   }
-  void start() {
-    Services& client = *holding_->services;
-    if (client.topology.call(call_, holding_->keys->name, script::scripts().semaphore_release,
-                             keys_, args_, this)) {
-      delete this;  // not queued: the lease ends on the server by itself
+  void acquired(const Attempt&, Clock::time_point sent) override {
+    state_->confirm(sent);
+    state_->active = true;
+    client_.watchdog.activated(*state_);
+  }
+  void undo() override {
+    if (!finished_) {
+      uncertain_ = true;
+      return;
     }
+    owner_->undo_late(state_, n_, took_);
   }
-  void complete(std::error_code, Value) override { delete this; }
+  void finished(bool) override { finished_ = true; }
+
+  bool uncertain() const noexcept { return uncertain_; }
 
  private:
-  std::shared_ptr<PermitHolding> holding_;
-  std::string n_;
-  std::array<std::string_view, 3> keys_;
-  std::array<std::string_view, 4> args_;
-  std::optional<script::ScriptCall> call_;
+  const std::shared_ptr<SemaphoreState> owner_;
+  mutable bool took_ = false;  // the last reply said acquired (I/O thread only)
+  bool uncertain_ = false;
+  bool finished_ = false;
 };
 
 }  // namespace
 
-SemaphoreKeys::SemaphoreKeys(std::string n)
-    : name(checked(std::move(n))),
-      leases(semaphore_leases_key(name)),
-      holders(semaphore_holders_key(name)),
-      channel(semaphore_channel(name)) {}
-
-PermitHolding::PermitHolding(std::shared_ptr<Services> s,
-                             std::shared_ptr<const SemaphoreKeys> k,
-                             std::optional<std::chrono::milliseconds> lease)
-    : PermitHolding(std::move(s), std::move(k), lease, runtime::random_token()) {}
-
-PermitHolding::PermitHolding(std::shared_ptr<Services> s,
-                             std::shared_ptr<const SemaphoreKeys> k,
-                             std::optional<std::chrono::milliseconds> lease,
-                             std::string holder)
-    : runtime::LeaseState(
-          k->name,
-          holder,
-          lease.value_or(s->options.watchdog_timeout),
-          !lease.has_value(),
-          runtime::Renewal{runtime::Renewal::Kind::permit_holder, k->leases, holder, {}},
-          s->options.clock_drift_factor,
-          &s->options.on_lease_lost),
-      services(std::move(s)),
-      keys(std::move(k)) {}
-
-// --- SemaphoreStep -----------------------------------------------------------------
-
-SemaphoreStep::SemaphoreStep(std::shared_ptr<PermitHolding> h, std::int64_t n, bool undo_releases)
-    : holding_(std::move(h)), n_(std::to_string(n)), undo_releases_(undo_releases) {
-  keys_ = holding_->keys->keys();
-  args_ = {holding_->owner, n_, holding_->ttl_text, holding_->keys->channel};
+std::shared_ptr<SemaphoreState> SemaphoreState::of(std::shared_ptr<Services> services,
+                                                   std::string name) {
+  SemaphoreRegistry& registry = services->semaphores;
+  return registry.state(std::move(services), std::move(name));
 }
 
-const script::Script& SemaphoreStep::script() const {
-  return script::scripts().semaphore_acquire;
-}
-
-Attempt SemaphoreStep::interpret(const Value& reply) const {
-  if (reply.is_nil()) return Attempt::acquired(std::nullopt);
-  if (reply.is_integer()) {
-    const auto wait = reply.as_integer();
-    if (wait < 0) return Attempt::contended(std::nullopt);
-    // The earliest lease could end then (a crashed holder's): look again,
-    // but at least every fallback() (a release's message may serve another
-    // waiter first).
-    return Attempt::contended(std::min(std::chrono::milliseconds(wait + 1), fallback()));
+void SemaphoreState::close() noexcept {
+  std::shared_ptr<SemaphoreState> self;  // destroyed after the unlock
+  const std::lock_guard guard(mutex_);
+  if (episode_) {
+    // The watchdog has stopped with the Client: the lease ends on the
+    // server, which gives the permits back then.
+    episode_->released = true;
+    episode_.reset();
   }
-  return Attempt::failed(errc::protocol_error, "unexpected semaphore reply " + reply.to_string());
+  held_ = 0;
+  self = std::move(self_);
 }
 
-void SemaphoreStep::acquired(const Attempt&, Clock::time_point sent) {
-  // A Permit's holding (undo_releases_) is one hold; the Client's shared
-  // permit count is not timed.
-  if (undo_releases_ && !holding_->active.load()) {
-    runtime::start_hold(holding_->services->metrics, holding_->services->long_holds, holding_,
-                        metric(), sent);
+SemaphoreState::SemaphoreState(std::shared_ptr<Services> s, std::string name)
+    : services(std::move(s)),
+      permits(std::make_shared<const PermitPrimitive>(name, PermitPrimitive::Holder::permit)),
+      client_permits(std::make_shared<const PermitPrimitive>(std::move(name),
+                                                             PermitPrimitive::Holder::client)) {}
+
+std::int64_t SemaphoreState::held() const {
+  const std::lock_guard guard(mutex_);
+  return held_;
+}
+
+std::shared_ptr<Holding> SemaphoreState::episode_locked() {
+  if (episode_ && episode_->lost() && pending_ == 0) {
+    // The lease ended (the watchdog could not renew it): the server gives
+    // those permits back, so the Client holds none of them any more.
+    held_ = 0;
+    retire_locked(true);
   }
-  holding_->confirm(sent);
-  holding_->active = true;
-  holding_->services->watchdog.activated(*holding_);
+  if (!episode_) {
+    // A fresh holder id per episode: a late reply or leftover of an earlier
+    // one can never count for this one.
+    episode_ =
+        std::make_shared<Holding>(services, client_permits, runtime::random_token(), std::nullopt);
+    services->watchdog.add(episode_);
+    self_ = shared_from_this();
+    uncertain_ = false;
+  }
+  return episode_;
 }
 
-void SemaphoreStep::undo() {
-  uncertain_ = true;
-  // A Permit's holder is its own: retiring it gives back exactly what the
-  // attempt may have taken. The Client's shared holder cannot tell, so its
-  // owner retires it when it holds nothing (semaphore.cpp).
-  if (undo_releases_) release_in_background(*holding_->services, holding_);
+void SemaphoreState::retire_locked(bool give_back) {
+  services->watchdog.remove(episode_.get());
+  episode_->released = true;
+  // give_back whether or not the holder ever held: an attempt that got no
+  // reply, or whose write too few replicas acknowledged, may have taken
+  // permits under a holder that was never active.
+  if (give_back && !services->executor.closed()) {
+    PendingRelease::start(*services, episode_, 0, false, false);
+  }
+  episode_.reset();
+  self_.reset();  // last: may destroy this state once the caller lets go
 }
 
-std::chrono::milliseconds SemaphoreStep::fallback() const {
-  return std::chrono::milliseconds(holding_->ttl.count() / 3 + 1);
-}
-
-// --- blocking calls -----------------------------------------------------------------
-
-bool acquire_permits(Services& client,
-                     const std::shared_ptr<PermitHolding>& holding,
-                     std::int64_t n,
-                     std::optional<Clock::time_point> deadline,
-                     bool undo_releases,
-                     bool& uncertain,
-                     std::error_code& ec) {
+bool SemaphoreState::acquire(std::int64_t n,
+                             std::optional<Clock::time_point> deadline,
+                             std::error_code& ec) {
   ec.clear();
-  if (!client.executor.may_block(ec)) return false;
+  if (!services->executor.may_block(ec)) return false;
   AcquireOutcome result;
   net::Event done;
-  auto step = std::make_unique<SemaphoreStep>(holding, n, undo_releases);
-  SemaphoreStep& s = *step;
-  auto op = std::make_shared<AcquireOp>(client, std::move(step), deadline, [&](AcquireOutcome o) {
+  start_acquire(n, deadline, [&](AcquireOutcome o) {
     result = std::move(o);
     done.set();
   });
-  op->start();
   done.wait();
-  uncertain = s.uncertain();
   ec = result.ec;
   return result.acquired;
 }
 
-std::int64_t release_permits(Services& client,
-                             const PermitHolding& holding,
-                             std::int64_t n,
-                             bool retire,
-                             std::error_code& ec) {
-  const std::string count = std::to_string(n);
-  const std::string_view args[] = {holding.owner, count, retire ? "1" : "0", holding.keys->channel};
-  const Value v = script_call(client, script::scripts().semaphore_release, *holding.keys, args, ec);
-  return ec ? 0 : v.as_integer();
+std::shared_ptr<AcquireOp> SemaphoreState::start_acquire(std::int64_t n,
+                                                         std::optional<Clock::time_point> deadline,
+                                                         AcquireOp::Done done) {
+  auto step = std::make_unique<ClientPermitStep>(shared_from_this(), begin_acquire(), n);
+  const ClientPermitStep* s = step.get();  // owned by the op, alive while its done runs
+  auto op = std::make_shared<AcquireOp>(
+      *services, std::move(step), deadline,
+      [self = shared_from_this(), n, s, done = std::move(done)](AcquireOutcome o) {
+        self->end_acquire(n, o.acquired, s->uncertain());
+        done(std::move(o));
+      });
+  op->start();
+  return op;
 }
 
-void release_in_background(Services&, std::shared_ptr<PermitHolding> holding, std::int64_t n) {
-  (new BackgroundRelease(std::move(holding), n))->start();
+std::shared_ptr<Holding> SemaphoreState::begin_acquire() {
+  const std::lock_guard guard(mutex_);
+  auto episode = episode_locked();  // before counting this acquire: it checks pending_
+  ++pending_;
+  return episode;
 }
 
-std::int64_t semaphore_admin(Services& client,
-                             const SemaphoreKeys& keys,
-                             std::string_view op,
-                             std::int64_t value,
-                             std::error_code& ec) {
-  const std::string v = std::to_string(value);
-  const std::string_view args[] = {op, v, keys.channel};
-  const Value r = script_call(client, script::scripts().semaphore_admin, keys, args, ec);
-  return ec ? 0 : r.as_integer();
+void SemaphoreState::end_acquire(std::int64_t n, bool acquired, bool uncertain) {
+  const auto keep = shared_from_this();  // retire_locked may drop the last other owner
+  const std::lock_guard guard(mutex_);
+  --pending_;
+  if (uncertain) uncertain_ = true;
+  if (acquired) held_ += n;
+  if (held_ == 0 && pending_ == 0 && releasing_ == 0 && episode_) {
+    // Nothing held: stop renewing. An attempt without reply may have taken
+    // permits under this holder: the retiring release gives them back.
+    retire_locked(uncertain_);
+  }
+}
+
+void SemaphoreState::undo_late(const std::shared_ptr<Holding>& holder, std::int64_t n, bool took) {
+  const auto keep = shared_from_this();
+  const std::lock_guard guard(mutex_);
+  // Closed: nothing renews the holder any more; its lease ends on the server.
+  if (services->executor.closed()) return;
+  if (holder == episode_) {
+    // Still the Client's holder (it holds or awaits other permits): give
+    // back exactly what the attempt took, or, unknown, retire the holder
+    // when the Client holds nothing (as after any unanswered attempt).
+    if (took && n <= std::numeric_limits<std::uint32_t>::max()) {
+      // Sent once: giving back n is not idempotent, and a repeat could give
+      // back the Client's other permits. Unanswered, the n stay on the
+      // holder until it retires or its lease ends.
+      release_detached(holder, static_cast<std::uint32_t>(n));
+    } else {
+      uncertain_ = true;
+    }
+    return;
+  }
+  // Retired since (the Client held nothing else): all the holder holds now
+  // is what the attempt took; retiring it again gives that back.
+  PendingRelease::start(*services, holder, 0, false, false);
+}
+
+void SemaphoreState::release(std::int64_t n, std::error_code& ec) {
+  ec.clear();
+  const auto keep = shared_from_this();
+  if (!services->executor.may_block(ec)) return;  // closed, or on the I/O thread
+  std::unique_lock guard(mutex_);
+  if (n > held_ || !episode_) {
+    ec = errc::not_owner;
+    return;
+  }
+  if (held_ == n && pending_ == 0 && releasing_ == 0) {
+    // The last permits, nothing else in flight: retire the holder in the
+    // same call, giving back anything an unanswered acquire left on it.
+    // Under the mutex, so no acquire starts on a holder being retired.
+    const auto r = client_permits->give_back(*services, *episode_, n, true, ec);
+    settle_release(n, r, ec, episode_);
+    if (!ec && r >= 1) {
+      held_ -= n;
+      retire_locked(false);
+    }
+    return;
+  }
+  // Others are held or in flight: release without the mutex, so one
+  // Client's threads release (and acquire) concurrently. The permits are
+  // counted out first; a release that changed nothing counts them back.
+  const std::shared_ptr<Holding> episode = episode_;
+  held_ -= n;
+  ++releasing_;
+  guard.unlock();
+  const auto r = client_permits->give_back(*services, *episode, n, false, ec);
+  guard.lock();
+  --releasing_;
+  if (episode_ != episode) {
+    // Retired meanwhile (its lease was lost, or the Client closed).
+    if (!ec && r == -1) ec = errc::lease_lost;
+    if (!ec && r == -2) ec = errc::not_owner;
+    return;
+  }
+  if (ec || r < 1) held_ += n;  // settle_release takes what is gone
+  settle_release(n, r, ec, episode);
+  if (held_ == 0 && pending_ == 0 && releasing_ == 0 && episode_) {
+    retire_locked(uncertain_);
+  }
+}
+
+void SemaphoreState::settle_release(std::int64_t n,
+                                    std::int64_t r,
+                                    std::error_code& ec,
+                                    const std::shared_ptr<Holding>& episode) {
+  if (ec) {
+    if (ec != errc::timeout && ec != errc::connection_lost) return;  // server_error etc.
+    // Unknown outcome: count them released; what the server may still hold
+    // goes with the holder's retirement (or its lease) — never kept longer.
+    uncertain_ = true;
+    held_ -= n;
+    if (held_ == 0 && pending_ == 0 && releasing_ == 0 && episode_ == episode) {
+      retire_locked(true);
+    }
+    return;
+  }
+  if (r == -2) {
+    ec = errc::not_owner;
+    return;
+  }
+  if (r == -1) {
+    // The lease had ended: the server gave every permit back already.
+    ec = errc::lease_lost;
+    held_ = 0;
+    if (pending_ == 0 && releasing_ == 0 && episode_ == episode) retire_locked(false);
+  }
 }
 
 }  // namespace distlock::sync

@@ -1,120 +1,89 @@
-// The semaphore's parts below its public API: its keys, a holding
-// of permits (one holder id on the server with a lease), the acquire step on
-// the shared AcquireLoop, and the blocking calls of its three scripts.
+// The permits one Client holds of one semaphore: one holder id on
+// the server per (Client, name) at a time (a Holding of the semaphore's
+// PermitPrimitive), with a count, renewed by the watchdog while the count or
+// an acquire in flight needs it.
 #pragma once
 
-#include <array>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <system_error>
 
-#include "distlock/value.hpp"
-#include "runtime/lease_state.hpp"
-#include "sync/acquire_step.hpp"
-#include "sync/services.hpp"
+#include "sync/acquire_op.hpp"
+#include "sync/holding.hpp"
+#include "sync/permit_primitive.hpp"
 
 namespace distlock::sync {
 
-// The keys and channel of semaphore `name` (see semaphore_acquire.lua). All
-// share `name`'s slot for names without braces (the Redisson prefix rule).
-struct SemaphoreKeys {
-  // Validates `name` (non-empty, at most 64 KiB); throws Error(invalid_argument).
-  explicit SemaphoreKeys(std::string name);
-
-  std::string name;     // available permits
-  std::string leases;   // zset holder -> lease deadline (server ms)
-  std::string holders;  // hash holder -> permits held
-  std::string channel;  // releases publish the number released here
-  std::array<std::string_view, 3> keys() const { return {name, leases, holders}; }
-};
-
-// A holder on the server: its id, lease and renewal (watchdog kind 'p').
-class PermitHolding final : public runtime::LeaseState {
+class SemaphoreState : public std::enable_shared_from_this<SemaphoreState> {
  public:
-  // A fresh holder id from the CSPRNG; a fixed `lease`, or the watchdog's.
-  PermitHolding(std::shared_ptr<Services> services,
-                std::shared_ptr<const SemaphoreKeys> keys,
-                std::optional<std::chrono::milliseconds> lease);
+  // The state of `name` for the Client behind `services`, from its
+  // SemaphoreRegistry: every Semaphore of that name made by that Client
+  // shares it (so any of them, on any thread, releases what another acquired).
+  static std::shared_ptr<SemaphoreState> of(std::shared_ptr<Services> services, std::string name);
+
+  // Validates `name` (non-empty, at most 64 KiB); throws Error(invalid_argument).
+  SemaphoreState(std::shared_ptr<Services> services, std::string name);
+
+  // Acquires n for the Client: true when acquired, false (ec clear) when the
+  // deadline passed. n is validated by the caller.
+  bool acquire(std::int64_t n, std::optional<Clock::time_point> deadline, std::error_code& ec);
+  // The same acquire without waiting: `done` runs once with its outcome,
+  // after the Client's count has booked it. Returns the running op (to
+  // cancel it). An attempt that comes back after a cancel gives back what
+  // it took, in the background.
+  std::shared_ptr<AcquireOp> start_acquire(std::int64_t n,
+                                           std::optional<Clock::time_point> deadline,
+                                           AcquireOp::Done done);
+  // Releases n the Client holds: not_owner (no I/O) when it holds fewer.
+  void release(std::int64_t n, std::error_code& ec);
+  std::int64_t held() const;
+
+  // An attempt whose acquire had already ended (cancelled while the attempt
+  // was in flight) came back: it took n permits on `holder` (`took`), or got
+  // no reply and may have. Gives back what it may hold, in the background.
+  void undo_late(const std::shared_ptr<Holding>& holder, std::int64_t n, bool took);
+
+  // The Client closed: stops holding (the server ends the lease) and no
+  // longer keeps itself alive. Called by the Client's SemaphoreRegistry.
+  void close() noexcept;
 
   const std::shared_ptr<Services> services;
-  const std::shared_ptr<const SemaphoreKeys> keys;
+  // The primitive of Permits (each its own holder) and of the Client's
+  // shared holder: the same keys, scripts and renewal.
+  const std::shared_ptr<const PermitPrimitive> permits;
+  const std::shared_ptr<const PermitPrimitive> client_permits;
 
  private:
-  PermitHolding(std::shared_ptr<Services> services,
-                std::shared_ptr<const SemaphoreKeys> keys,
-                std::optional<std::chrono::milliseconds> lease,
-                std::string holder);
+  // An acquire in two parts: begin_acquire returns the holder it runs on,
+  // counted as pending until end_acquire books its outcome (`uncertain`: an
+  // attempt got no reply and may hold permits).
+  std::shared_ptr<Holding> begin_acquire();
+  void end_acquire(std::int64_t n, bool acquired, bool uncertain);
+  // The holder of the Client's permits, made when needed (mutex_ held).
+  std::shared_ptr<Holding> episode_locked();
+  // Stops renewing the holder; `give_back` also sends a retiring release of
+  // whatever it may still hold on the server (mutex_ held).
+  void retire_locked(bool give_back);
+  // Applies a release's outcome that is not a plain success (mutex_ held):
+  // an unknown one counts the permits released, -1 (lease over) drops all,
+  // -2 is not_owner. `episode` is the holder it was sent for.
+  void settle_release(std::int64_t n,
+                      std::int64_t r,
+                      std::error_code& ec,
+                      const std::shared_ptr<Holding>& episode);
+
+  mutable std::mutex mutex_;
+  std::shared_ptr<Holding> episode_;
+  std::int64_t held_ = 0;
+  int pending_ = 0;         // acquires in flight on episode_
+  int releasing_ = 0;       // releases in flight on episode_ (not retiring it)
+  bool uncertain_ = false;  // an acquire or release got no reply
+  // Keeps this state (and its count) alive while the holder exists, even
+  // when no Semaphore object is left: the permits are the Client's.
+  std::shared_ptr<SemaphoreState> self_;
 };
-
-// semaphore_acquire.lua for `n` permits of `holding`. Contended: waits on the
-// channel (Wake::count_in_payload) or until the earliest lease could end.
-class SemaphoreStep final : public AcquireStep {
- public:
-  SemaphoreStep(std::shared_ptr<PermitHolding> holding, std::int64_t n, bool undo_releases);
-
-  const script::Script& script() const override;
-  std::span<const std::string_view> keys() const override { return keys_; }
-  std::span<const std::string_view> args() const override { return args_; }
-  std::string_view route_key() const override { return holding_->keys->name; }
-  Attempt interpret(const Value& reply) const override;
-  void acquired(const Attempt& attempt, Clock::time_point sent) override;
-  void undo() override;
-  std::string_view channel() const override { return holding_->keys->channel; }
-  runtime::Wake wake() const override { return runtime::Wake::count_in_payload; }
-  std::chrono::milliseconds fallback() const override;
-  MetricPrimitive metric() const override { return MetricPrimitive::semaphore; }
-  std::chrono::nanoseconds validity() const override { return holding_->believed; }
-
-  // An attempt got no reply (it may have taken the permits).
-  bool uncertain() const noexcept { return uncertain_; }
-
- private:
-  const std::shared_ptr<PermitHolding> holding_;
-  const std::string n_;
-  const bool undo_releases_;
-  std::array<std::string_view, 3> keys_;
-  std::array<std::string_view, 4> args_;
-  bool uncertain_ = false;
-};
-
-// Runs one acquire of n for `holding` and waits: true when acquired; false
-// with ec clear when the deadline passed. `uncertain` is set when an attempt
-// got no reply. The caller registers the holding with the watchdog.
-bool acquire_permits(Services& client,
-                     const std::shared_ptr<PermitHolding>& holding,
-                     std::int64_t n,
-                     std::optional<Clock::time_point> deadline,
-                     bool undo_releases,
-                     bool& uncertain,
-                     std::error_code& ec);
-
-// semaphore_release.lua, blocking: n (0 = all) of `holding`'s permits;
-// `retire` also gives back any rest and forgets the holder. Returns the
-// script's reply (>= 1 given back, -1 not held, -2 holds fewer); ec on error.
-std::int64_t release_permits(Services& client,
-                             const PermitHolding& holding,
-                             std::int64_t n,
-                             bool retire,
-                             std::error_code& ec);
-
-// Sends semaphore_release.lua retiring `holding` without waiting for it
-// (from the I/O thread, or to undo): best effort, the lease ends anyway.
-// `n` > 0 gives back only n and keeps the holder (the undo of an attempt
-// that is known to have taken n).
-void release_in_background(Services& client,
-                           std::shared_ptr<PermitHolding> holding,
-                           std::int64_t n = 0);
-
-// semaphore_admin.lua, blocking: op 'set', 'add', 'drain' or 'get'.
-std::int64_t semaphore_admin(Services& client,
-                             const SemaphoreKeys& keys,
-                             std::string_view op,
-                             std::int64_t value,
-                             std::error_code& ec);
 
 }  // namespace distlock::sync

@@ -1,7 +1,7 @@
 // What a primitive uses of its Client, each part by reference: the topology
 // that routes its calls, the watchdog, the waiters, the pending releases, the
-// executor, the options and the client id. ClientImpl assembles it from the
-// parts it owns; no part refers back to it or to ClientImpl.
+// semaphores' per-Client states, the executor, the options and the client id. ClientImpl assembles
+// it from the parts it owns; no part refers back to it or to ClientImpl.
 #pragma once
 
 #include <memory>
@@ -30,6 +30,7 @@ class ClientImpl;
 namespace distlock::sync {
 
 class PendingReleases;
+class SemaphoreRegistry;
 
 struct Services {
   const ClientOptions& options;
@@ -41,6 +42,7 @@ struct Services {
   PendingReleases& pending_releases;
   runtime::Metrics& metrics;
   runtime::LongHoldMonitor& long_holds;  // I/O thread only
+  SemaphoreRegistry& semaphores;
 
   // One command, blocking, routed by its first argument after the verb (the
   // key, for every key-taking command a primitive sends). Sets ec: closed,
