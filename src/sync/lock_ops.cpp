@@ -7,9 +7,9 @@
 #include "net/completion.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/watchdog.hpp"
-#include "topology/topology.hpp"
 #include "sync/blocking_call.hpp"
 #include "sync/holding_step.hpp"
+#include "topology/topology.hpp"
 
 namespace distlock::sync {
 

@@ -1,13 +1,11 @@
 #include "sync/permit_primitive.hpp"
 
 #include "distlock/error.hpp"
-#include "net/completion.hpp"
-#include "runtime/executor.hpp"
 #include "script/scripts.hpp"
+#include "sync/blocking_call.hpp"
 #include "sync/holding.hpp"
 #include "sync/key_layout.hpp"
 #include "sync/permit_step.hpp"
-#include "topology/topology.hpp"
 
 namespace distlock::sync {
 namespace {
@@ -18,22 +16,12 @@ std::int64_t script_call(Services& client,
                          const script::Script& script,
                          std::span<const std::string_view> args,
                          std::error_code& ec) {
-  ec.clear();
-  if (!client.executor.may_block(ec)) return 0;
   ReleaseArgs keys;
   semaphore.keys(keys);
-  net::SyncCompletion done;
-  std::optional<script::ScriptCall> call;
-  if ((ec = client.topology.call(call, semaphore.route_key(), script, keys.key_span(), args,
-                                 &done))) {
-    return 0;
-  }
-  const Value reply = done.wait(ec);
+  std::string what;
+  const Value reply =
+      call_script_blocking(client, semaphore.route_key(), script, keys.key_span(), args, ec, what);
   if (ec) return 0;
-  if (reply.is_error()) {
-    ec = errc::server_error;
-    return 0;
-  }
   if (!reply.is_integer()) {
     ec = errc::protocol_error;
     return 0;

@@ -5,7 +5,7 @@
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "runtime/identity.hpp"
-#include "sync/lock_args.hpp"
+#include "sync/arguments.hpp"
 #include "sync/lock_ops.hpp"
 #include "sync/permit_step.hpp"
 #include "sync/semaphore_state.hpp"
@@ -13,15 +13,13 @@
 namespace distlock {
 namespace {
 
+using sync::throw_if;
+
 // Counts must be positive everywhere; checked before any I/O.
 bool bad_count(std::int64_t n, std::error_code& ec) {
   if (n > 0) return false;
   ec = make_error_code(errc::invalid_argument);
   return true;
-}
-
-void throw_if(const std::error_code& ec, const char* what) {
-  if (ec) throw Error(ec, what);
 }
 
 std::string count_message(const char* call, std::int64_t n) {
