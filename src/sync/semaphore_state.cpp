@@ -1,5 +1,6 @@
 #include "sync/semaphore_state.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "distlock/error.hpp"
@@ -107,16 +108,20 @@ std::shared_ptr<Holding> SemaphoreState::episode_locked() {
 }
 
 void SemaphoreState::retire_locked(bool give_back) {
-  services->watchdog.remove(episode_.get());
-  episode_->released = true;
+  retire(episode_, give_back);
+  episode_.reset();
+  self_.reset();  // last: may destroy this state once the caller lets go
+}
+
+void SemaphoreState::retire(const std::shared_ptr<Holding>& holder, bool give_back) {
+  services->watchdog.remove(holder.get());
+  holder->released = true;
   // give_back whether or not the holder ever held: an attempt that got no
   // reply, or whose write too few replicas acknowledged, may have taken
   // permits under a holder that was never active.
   if (give_back && !services->executor.closed()) {
-    PendingRelease::start(*services, episode_, 0, false, false);
+    PendingRelease::start(*services, holder, 0, false, false);
   }
-  episode_.reset();
-  self_.reset();  // last: may destroy this state once the caller lets go
 }
 
 bool SemaphoreState::acquire(std::int64_t n,
@@ -175,6 +180,13 @@ void SemaphoreState::undo_late(const std::shared_ptr<Holding>& holder, std::int6
   const std::lock_guard guard(mutex_);
   // Closed: nothing renews the holder any more; its lease ends on the server.
   if (services->executor.closed()) return;
+  const auto detached = std::ranges::find(detached_, holder, &Detached::holder);
+  if (detached != detached_.end()) {
+    // Its retiring release is in flight: release_last settles it, giving
+    // back in the background what the attempt may have left on it.
+    detached->late = true;
+    return;
+  }
   if (holder == episode_) {
     // Still the Client's holder (it holds or awaits other permits): give
     // back exactly what the attempt took, or, unknown, retire the holder
@@ -204,15 +216,7 @@ void SemaphoreState::release(std::int64_t n, std::error_code& ec) {
     return;
   }
   if (held_ == n && pending_ == 0 && releasing_ == 0) {
-    // The last permits, nothing else in flight: retire the holder in the
-    // same call, giving back anything an unanswered acquire left on it.
-    // Under the mutex, so no acquire starts on a holder being retired.
-    const auto r = client_permits->give_back(*services, *episode_, n, true, ec);
-    settle_release(n, r, ec, episode_);
-    if (!ec && r >= 1) {
-      held_ -= n;
-      retire_locked(false);
-    }
+    release_last(n, guard, ec);
     return;
   }
   // Others are held or in flight: release without the mutex, so one
@@ -236,6 +240,57 @@ void SemaphoreState::release(std::int64_t n, std::error_code& ec) {
   if (held_ == 0 && pending_ == 0 && releasing_ == 0 && episode_) {
     retire_locked(uncertain_);
   }
+}
+
+void SemaphoreState::release_last(std::int64_t n,
+                                  std::unique_lock<std::mutex>& guard,
+                                  std::error_code& ec) {
+  // The last permits, nothing else in flight: retire the holder in the same
+  // call, giving back anything an unanswered acquire left on it. The holder
+  // is detached first and the call made without the mutex: what runs on the
+  // Client's I/O thread takes it (an async acquire started there, undo_late),
+  // and that thread delivers this call's reply, so holding it would hang
+  // both. An acquire that starts meanwhile gets a fresh holder.
+  const std::shared_ptr<Holding> episode = std::move(episode_);
+  detached_.push_back({episode, uncertain_, false});
+  held_ -= n;
+  guard.unlock();
+  const auto r = client_permits->give_back(*services, *episode, n, true, ec);
+  guard.lock();
+  const auto it = std::ranges::find(detached_, episode, &Detached::holder);
+  const Detached d = *it;
+  detached_.erase(it);
+  settle_last_release(n, r, ec, d);
+}
+
+void SemaphoreState::settle_last_release(std::int64_t n,
+                                         std::int64_t r,
+                                         std::error_code& ec,
+                                         const Detached& d) {
+  const bool unknown = ec == errc::timeout || ec == errc::connection_lost;
+  if (!ec && r == -1) ec = errc::lease_lost;  // the server gave them all back
+  if ((!ec && r >= 1) || ec == errc::lease_lost || unknown) {
+    // Retired (or its lease over): stop renewing it. Unknown, or a late
+    // attempt came back meanwhile: retire it again in the background (the
+    // retiring release is idempotent) for whatever it may still hold.
+    retire(d.holder, unknown || d.late);
+    if (!episode_) self_.reset();  // `keep` in release() holds this state
+    return;
+  }
+  // Nothing changed on the server (not_owner, or an error before the script
+  // ran): the Client still holds the n on this holder.
+  if (!ec && r == -2) ec = errc::not_owner;
+  if (!episode_ && !services->executor.closed()) {
+    episode_ = d.holder;
+    held_ += n;
+    uncertain_ = d.uncertain || d.late;  // as when it was detached, or more
+    self_ = shared_from_this();          // a holder retired meanwhile may have let go
+    return;
+  }
+  // An acquire started meanwhile on a fresh holder (or the Client closed):
+  // two holders cannot be one count, so this one is given back in the
+  // background and the caller still sees the error of its release.
+  retire(d.holder, true);
 }
 
 void SemaphoreState::settle_release(std::int64_t n,

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "sync/acquire_op.hpp"
 #include "sync/holding.hpp"
@@ -67,6 +68,16 @@ class SemaphoreState : public std::enable_shared_from_this<SemaphoreState> {
   // Stops renewing the holder; `give_back` also sends a retiring release of
   // whatever it may still hold on the server (mutex_ held).
   void retire_locked(bool give_back);
+  // Stops renewing `holder`, as retire_locked, without touching episode_.
+  void retire(const std::shared_ptr<Holding>& holder, bool give_back);
+  // Releases the last n the Client holds, nothing else in flight, retiring
+  // the holder in the same call; `guard` holds mutex_, which is let go
+  // during the call and held again on return.
+  void release_last(std::int64_t n, std::unique_lock<std::mutex>& guard, std::error_code& ec);
+  // Applies that release's outcome to the holder it detached (mutex_ held;
+  // episode_ may be a fresh holder by now).
+  struct Detached;
+  void settle_last_release(std::int64_t n, std::int64_t r, std::error_code& ec, const Detached& d);
   // Applies a release's outcome that is not a plain success (mutex_ held):
   // an unknown one counts the permits released, -1 (lease over) drops all,
   // -2 is not_owner. `episode` is the holder it was sent for.
@@ -75,8 +86,17 @@ class SemaphoreState : public std::enable_shared_from_this<SemaphoreState> {
                       std::error_code& ec,
                       const std::shared_ptr<Holding>& episode);
 
+  // A holder release_last took off episode_ while its retiring call is in
+  // flight (it runs without mutex_).
+  struct Detached {
+    std::shared_ptr<Holding> holder;
+    bool uncertain = false;  // uncertain_ when it was detached
+    bool late = false;       // an attempt on it came back meanwhile (undo_late)
+  };
+
   mutable std::mutex mutex_;
   std::shared_ptr<Holding> episode_;
+  std::vector<Detached> detached_;  // at most a few: one per release_last in flight
   std::int64_t held_ = 0;
   int pending_ = 0;         // acquires in flight on episode_
   int releasing_ = 0;       // releases in flight on episode_ (not retiring it)
