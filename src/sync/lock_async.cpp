@@ -90,8 +90,8 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
                });
     return std::make_shared<AsyncAcquireOp>(std::weak_ptr<sync::AcquireOp>());
   }
-  const auto& client = lock.services();
-  const auto& primitive = lock.primitive();
+  const auto& client = detail::Access::services(lock);
+  const auto& primitive = detail::Access::primitive(lock);
   auto state = std::make_shared<sync::Holding>(
       client, primitive, primitive->owner_for(client->client_id + ":" + runtime::random_token()),
       std::nullopt);
@@ -110,7 +110,7 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
 }
 
 void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>> receiver) {
-  std::shared_ptr<sync::Holding> state = sync::holding(lease.take_state());
+  std::shared_ptr<sync::Holding> state = sync::holding(detail::Access::take_state(lease));
   if (!state) return complete_posted(std::move(receiver), {});
   const bool valid_before = state->valid();
   if (state->released.exchange(true)) return complete_posted(std::move(receiver), {});
@@ -128,7 +128,7 @@ void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>>
 }
 
 asio::any_io_executor lease_executor(const Lease& lease) {
-  auto services = lease.services();
+  auto services = detail::Access::services(lease);
   if (!services) return asio::system_executor();
   return client_executor(*services);
 }

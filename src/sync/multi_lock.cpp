@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "sync/services.hpp"
 
@@ -19,7 +20,7 @@ using Deadline = std::optional<Clock::time_point>;
 // The server a part's Client names, the same text in every process that
 // configures it the same way: the second half of the canonical order.
 std::string server_of(const Lock& part) {
-  const ClientOptions& o = part.services()->options;
+  const ClientOptions& o = detail::Access::services(part)->options;
   std::string id;
   if (!o.unix_path.empty()) {
     id = "unix:" + o.unix_path;

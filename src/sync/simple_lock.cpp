@@ -12,9 +12,9 @@
 namespace distlock {
 
 SimpleLock::SimpleLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced)
-    : lock_(client,
-            std::make_shared<const sync::SimplePrimitive>(
-                std::move(name), fenced, sync::simple_lock_poll_cap())) {}
+    : lock_(detail::Access::lock(std::move(client),
+                                 std::make_shared<const sync::SimplePrimitive>(
+                                     std::move(name), fenced, sync::simple_lock_poll_cap()))) {}
 
 SimpleLock Client::simple_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
