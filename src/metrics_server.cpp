@@ -157,7 +157,7 @@ MetricsServer::MetricsServer(const Client& client,
                              std::string host,
                              std::uint16_t port,
                              PrometheusOptions options) {
-  std::shared_ptr<detail::ClientImpl> impl = client.impl();
+  std::shared_ptr<detail::ClientImpl> impl = detail::Access::impl(client);
   if (!impl) throw Error(errc::invalid_argument, "MetricsServer: the Client was moved from");
   auto snapshot = [impl = std::move(impl)] { return impl->metrics_snapshot(); };
   impl_ = std::make_unique<Impl>(std::move(snapshot), std::move(options), std::move(host), port);

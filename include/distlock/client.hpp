@@ -11,6 +11,7 @@
 #include <string_view>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "distlock/client_options.hpp"
@@ -23,6 +24,7 @@ namespace distlock {
 
 namespace detail {
 class ClientImpl;
+struct Access;
 
 /// One command argument: a string (viewed, not copied) or an integer (formatted).
 class Arg {
@@ -141,14 +143,14 @@ class Client {
   SimpleLock fenced_simple_lock(std::string name);
   ///@}
   ///@{
-  /// Issue 12's synchronizers, each defined with its class: a countdown latch
+  /// Synchronizers, each defined with its class: a countdown latch
   /// (latch.hpp) and a rate limiter on the server's clock (rate_limiter.hpp).
   /// Cheap; no I/O. Throw Error(invalid_argument) for an empty name or one
   /// over 64 KiB, Error(closed) on a moved-from Client.
   Latch latch(std::string name);
   RateLimiter rate_limiter(std::string name);
   ///@}
-  /// Issue 12: a crash-safe counting semaphore (<distlock/semaphore.hpp>).
+  /// A crash-safe counting semaphore (<distlock/semaphore.hpp>).
   /// Cheap; no I/O. Throws Error(invalid_argument) as the factories above.
   Semaphore semaphore(std::string name);
 
@@ -173,11 +175,55 @@ class Client {
   /// scrape every second. A moved-from Client gives an empty snapshot.
   MetricsSnapshot metrics() const;
 
-  /// For the library's own use (Lock, async templates).
-  const std::shared_ptr<detail::ClientImpl>& impl() const noexcept { return impl_; }
-
  private:
+  friend struct detail::Access;  // the library's access (end of client.hpp)
+
   std::shared_ptr<detail::ClientImpl> impl_;
 };
+
+namespace detail {
+
+// The library's one way into the internals of the public handles: the
+// Client's implementation, a Lock's Client parts and primitive, a Lease's
+// state. They are private members of Client, Lock and Lease, which name this
+// struct their friend, so they are not part of the public API. Used by src/
+// and by the templates of the *_async.hpp headers; not for applications (no
+// stability promise).
+struct Access {
+  // The Client's implementation; null for a moved-from Client.
+  static const std::shared_ptr<ClientImpl>& impl(const Client& client) noexcept {
+    return client.impl_;
+  }
+
+  // A Lock handle to the reentrant lock `name` (Client::lock()).
+  static Lock lock(std::shared_ptr<sync::Services> client, std::string name, bool fenced) {
+    return Lock(std::move(client), std::move(name), fenced);
+  }
+  // A Lock handle to another lock-like primitive with Lock's API (a fair
+  // lock, a read-write lock's side, a SET NX lock).
+  static Lock lock(std::shared_ptr<sync::Services> client,
+                   std::shared_ptr<const sync::Primitive> primitive) {
+    return Lock(std::move(client), std::move(primitive));
+  }
+  // The Client parts `lock` uses, and its primitive.
+  static const std::shared_ptr<sync::Services>& services(const Lock& lock) noexcept {
+    return lock.client_;
+  }
+  static const std::shared_ptr<const sync::Primitive>& primitive(const Lock& lock) noexcept {
+    return lock.primitive_;
+  }
+
+  // The Client parts behind `lease` (null for an empty Lease).
+  static std::shared_ptr<sync::Services> services(const Lease& lease) noexcept {
+    return lease.services();
+  }
+  // Leaves `lease` empty without releasing, and returns its state (for the
+  // asynchronous release).
+  static std::shared_ptr<runtime::LeaseState> take_state(Lease& lease) noexcept {
+    return std::move(lease.state_);
+  }
+};
+
+}  // namespace detail
 
 }  // namespace distlock

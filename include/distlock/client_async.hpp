@@ -134,8 +134,8 @@ class ErrorReceiver final : public Receiver<std::error_code> {
 /// of the Client. A closed or moved-from Client gives the system executor,
 /// so handlers still run. Thread-safe.
 inline asio::any_io_executor get_executor(const Client& client) {
-  if (!client.impl()) return asio::system_executor();
-  return detail::client_executor(client.impl());
+  if (!detail::Access::impl(client)) return asio::system_executor();
+  return detail::client_executor(detail::Access::impl(client));
 }
 
 template <class Token>

@@ -19,6 +19,9 @@ class LeaseState;
 namespace sync {
 struct Services;
 }
+namespace detail {
+struct Access;
+}
 
 /// Passed to ClientOptions::on_lease_lost the moment a lease is lost.
 class LeaseLostEvent {
@@ -101,13 +104,12 @@ class Lease {
   template <class Token>
   auto async_release(Token&& token);
 
-  /// The Client parts behind this lease (null for an empty Lease).
-  std::shared_ptr<sync::Services> services() const noexcept;
-  /// Leaves this Lease empty without releasing, and returns its state: for
-  /// the library's asynchronous release.
-  std::shared_ptr<runtime::LeaseState> take_state() noexcept { return std::move(state_); }
-
  private:
+  friend struct detail::Access;  // the library's access (end of client.hpp)
+
+  // The Client parts behind this lease (null for an empty Lease).
+  std::shared_ptr<sync::Services> services() const noexcept;
+
   std::shared_ptr<runtime::LeaseState> state_;
 };
 

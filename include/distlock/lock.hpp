@@ -19,6 +19,9 @@ namespace sync {
 class Primitive;
 struct Services;
 }  // namespace sync
+namespace detail {
+struct Access;
+}
 
 /// A handle to the lock `name`, made by Client::lock() or
 /// Client::fenced_lock(). Cheap to copy; copies name the same lock. The
@@ -263,19 +266,17 @@ class Lock {
   /// True when made by a fenced_* factory: acquires hand out fencing tokens.
   bool fenced() const noexcept;
 
-  /// Made by Client::lock() / Client::fenced_lock().
+ private:
+  // The library makes Locks and reads their parts through detail::Access
+  // (end of client.hpp).
+  friend struct detail::Access;
+
+  // The reentrant lock `name` (Client::lock() / Client::fenced_lock()).
   Lock(std::shared_ptr<sync::Services> client, std::string name, bool fenced);
-  /// A handle to another lock-like primitive with Lock's API (a fair lock, a
-  /// read-write lock's side): made by the library.
+  // A handle to another lock-like primitive with Lock's API (a fair lock, a
+  // read-write lock's side, a SET NX lock).
   Lock(std::shared_ptr<sync::Services> client, std::shared_ptr<const sync::Primitive> primitive);
 
-  ///@{
-  /// The Client parts this lock uses (for the library's async operations).
-  const std::shared_ptr<sync::Services>& services() const noexcept { return client_; }
-  const std::shared_ptr<const sync::Primitive>& primitive() const noexcept { return primitive_; }
-  ///@}
-
- private:
   bool try_lock_for_ms(std::chrono::milliseconds wait,
                        std::optional<std::chrono::milliseconds> lease);
 

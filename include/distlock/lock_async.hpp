@@ -45,7 +45,7 @@ auto initiate_acquire(Token&& token,
         using H = std::decay_t<decltype(handler)>;
         auto slot = asio::get_associated_cancellation_slot(handler);
         auto receiver = std::make_unique<AdaptingReceiver<H, Lease, Result, Adapt>>(
-            std::move(handler), client_executor(*l.services()), adapt);
+            std::move(handler), client_executor(*Access::services(l)), adapt);
         auto op = async_acquire_impl(l, w, std::move(receiver));
         if (slot.is_connected()) {
           /// The handle refers to the operation weakly: it may outlive it.

@@ -55,58 +55,25 @@ namespace distlock {
 /// not_owner, lease_lost, timeout, connection_lost as Lock::unlock(ec).
 ///
 /// Thread safety: all members may be called from any thread concurrently.
-class ReadWriteLock {
+class ReadWriteLock : private Lock {
  public:
   // --- Exclusive (write) side, thread-owned ---------------------------------
-  ///@{
-  /// Blocks until this thread writes (watchdog lease), as Lock::lock().
-  void lock() { write_.lock(); }
-  void lock(std::error_code& ec) { write_.lock(ec); }
-  ///@}
-  ///@{
-  /// As lock(), with a fixed lease and no watchdog.
-  void lock(std::chrono::milliseconds lease) { write_.lock(lease); }
-  void lock(std::chrono::milliseconds lease, std::error_code& ec) { write_.lock(lease, ec); }
-  ///@}
-  ///@{
-  /// Write-side attempts, with the outcomes of Lock::try_lock(),
-  /// Lock::try_lock_for() and Lock::try_lock_until().
-  bool try_lock() { return write_.try_lock(); }
-  bool try_lock(std::error_code& ec) { return write_.try_lock(ec); }
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return write_.try_lock_for(wait);
-  }
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::error_code& ec) {
-    return write_.try_lock_for(wait, ec);
-  }
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
-                    std::chrono::milliseconds lease) {
-    return write_.try_lock_for(wait, lease);
-  }
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
-                    std::optional<std::chrono::milliseconds> lease,
-                    std::error_code& ec) {
-    return write_.try_lock_for(wait, lease, ec);
-  }
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return write_.try_lock_until(deadline);
-  }
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
-                      std::error_code& ec) {
-    return write_.try_lock_until(deadline, ec);
-  }
-  ///@}
-  ///@{
+  //
+  // These are the write side's Lock members (write_lock() gives the same side
+  // as a Lock handle).
+
+  /// Blocks until this thread writes, as Lock::lock(): lock() and lock(ec)
+  /// with the watchdog lease, lock(lease) and lock(lease, ec) with a fixed
+  /// lease and no watchdog.
+  using Lock::lock;
+  /// A write-side attempt, with the outcomes of Lock::try_lock().
+  using Lock::try_lock;
+  /// Write-side waits, with the outcomes of Lock::try_lock_for().
+  using Lock::try_lock_for;
+  /// Write-side waits, with the outcomes of Lock::try_lock_until().
+  using Lock::try_lock_until;
   /// Releases one write hold of this thread; never throws.
-  void unlock() noexcept { write_.unlock(); }
-  void unlock(std::error_code& ec) noexcept { write_.unlock(ec); }
-  ///@}
+  using Lock::unlock;
 
   // --- Shared (read) side, thread-owned -------------------------------------
   ///@{
@@ -164,23 +131,23 @@ class ReadWriteLock {
   /// this thread's count of that side. force_unlock() on either side deletes
   /// the whole read-write lock (both sides) and wakes every waiter.
   Lock read_lock() const { return read_; }
-  Lock write_lock() const { return write_; }
+  Lock write_lock() const { return *this; }
   ///@}
 
   /// This thread's write side fencing token while it writes (fenced handles).
-  std::optional<std::uint64_t> fencing_token() const { return write_.fencing_token(); }
+  using Lock::fencing_token;
   /// The name it was made with.
-  const std::string& name() const noexcept { return write_.name(); }
+  using Lock::name;
   /// True when made by Client::fenced_read_write_lock().
-  bool fenced() const noexcept { return write_.fenced(); }
-
-  /// Made by Client::read_write_lock() / fenced_read_write_lock(); throws
-  /// Error(invalid_argument) for an empty name or one over 64 KiB.
-  ReadWriteLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced);
+  using Lock::fenced;
 
  private:
-  Lock read_;
-  Lock write_;
+  friend class Client;  // Client::read_write_lock() / fenced_read_write_lock()
+
+  // Throws Error(invalid_argument) for an empty name or one over 64 KiB.
+  ReadWriteLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced);
+
+  Lock read_;  // the read side; the write side is the Lock this class is
 };
 
 }  // namespace distlock

@@ -4,13 +4,9 @@
 #pragma once
 
 #include <chrono>
-#include <cstdint>
-#include <optional>
-#include <stop_token>
+#include <memory>
 #include <string>
-#include <system_error>
 
-#include "distlock/lease.hpp"
 #include "distlock/lock.hpp"
 
 namespace distlock {
@@ -29,8 +25,9 @@ namespace distlock {
 /// and redis-py's Lock use the same key the same way, so a SimpleLock and any
 /// of them on one name exclude each other, and none deletes a key it does not
 /// hold. A fenced lock also INCRs a counter key in the same cluster slot
-/// (fence_key(name), <distlock/fencing.hpp>) on every acquisition; tokens
-/// strictly increase across all fenced holders and work with fenced_set.
+/// ("redisson_lock_token:{name}", the counter fenced_lock(name) uses; see
+/// docs/simple_lock.md) on every acquisition; tokens strictly increase across
+/// all fenced holders and work with fenced_set (<distlock/fencing.hpp>).
 ///
 /// Not reentrant: a holder is one acquisition. try_lock / try_lock_for /
 /// try_lock_until by the thread that holds it return false at once (without
@@ -59,11 +56,14 @@ namespace distlock {
 /// attempt's token is sent until the server answers.
 ///
 /// Thread safety: all members may be called from any thread concurrently.
-class SimpleLock {
+class SimpleLock : private Lock {
  public:
   /// The longest a waiter sleeps between two attempts without a wake-up.
   static constexpr std::chrono::milliseconds kPollCap{200};
 
+  // Every member below is Lock's own (SimpleLock is a Lock on the SET NX
+  // layout, without hold_count()), with the differences each comment states.
+  //
   // --- Thread-owned ---------------------------------------------------------
   //
   // As Lock's: each blocking call has a throwing form and a std::error_code&
@@ -71,187 +71,97 @@ class SimpleLock {
   // Waits of any duration round up to whole milliseconds; zero makes exactly
   // one attempt; a negative wait is invalid_argument.
 
-  ///@{
-  /// Blocks until this thread holds the lock (watchdog lease). Throws
-  /// invalid_argument when this thread already holds it.
-  void lock() { lock_.lock(); }
-  void lock(std::error_code& ec) { lock_.lock(ec); }
-  ///@}
-  ///@{
-  /// Blocks until held, with a fixed lease and no watchdog; invalid_argument
-  /// for a non-positive lease or when this thread already holds it.
-  void lock(std::chrono::milliseconds lease) { lock_.lock(lease); }
-  void lock(std::chrono::milliseconds lease, std::error_code& ec) { lock_.lock(lease, ec); }
-  ///@}
-  ///@{
+  /// Blocks until this thread holds the lock: lock() and lock(ec) with the
+  /// watchdog lease; lock(lease) and lock(lease, ec) with a fixed lease and
+  /// no watchdog. invalid_argument for a non-positive lease or when this
+  /// thread already holds it.
+  using Lock::lock;
   /// One attempt. True when this thread now holds the lock; false when
   /// another owner holds it, or this thread does already.
-  bool try_lock() { return lock_.try_lock(); }
-  bool try_lock(std::error_code& ec) { return lock_.try_lock(ec); }
-  ///@}
-  ///@{
-  /// Waits at most `wait` (watchdog lease). False when not got in time (never
-  /// before `wait` has passed, unless this thread already holds it).
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return lock_.try_lock_for(wait);
-  }
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::error_code& ec) {
-    return lock_.try_lock_for(wait, ec);
-  }
-  ///@}
-  /// Waits at most `wait`; holds with a fixed `lease` (no watchdog).
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
-                    std::chrono::milliseconds lease) {
-    return lock_.try_lock_for(wait, lease);
-  }
-  /// `lease` nullopt is the watchdog lease; invalid_argument for a negative
-  /// wait or a non-positive lease.
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
-                    std::optional<std::chrono::milliseconds> lease,
-                    std::error_code& ec) {
-    return lock_.try_lock_for(wait, lease, ec);
-  }
-  ///@{
+  using Lock::try_lock;
+  /// Waits at most `wait`; without `lease` (or with nullopt) the watchdog
+  /// lease, with `lease` a fixed lease (no watchdog). False when not got in
+  /// time (never before `wait` has passed, unless this thread already holds
+  /// it); invalid_argument for a negative wait or a non-positive lease.
+  using Lock::try_lock_for;
   /// Waits until `deadline` of any clock (watchdog lease); a deadline already
   /// passed makes one attempt.
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return lock_.try_lock_until(deadline);
-  }
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
-                      std::error_code& ec) {
-    return lock_.try_lock_until(deadline, ec);
-  }
-  ///@}
-  /// Releases this thread's hold (compare-and-delete). Never throws; does
-  /// nothing when this thread does not hold it.
-  void unlock() noexcept { lock_.unlock(); }
-  /// As above, reporting: success only when the server deleted this thread's
-  /// token; not_owner when this thread does not hold the lock (the key is left
-  /// alone); lease_lost when the key no longer held this thread's token (it
-  /// expired, possibly taken by another holder or a peer, whose key is left
-  /// alone); timeout / connection_lost when no reply came (the release stays
-  /// pending and is re-sent in the background, as Lock::unlock(ec) says).
-  void unlock(std::error_code& ec) noexcept { lock_.unlock(ec); }
+  using Lock::try_lock_until;
+  /// Releases this thread's hold (compare-and-delete). unlock() never throws
+  /// and does nothing when this thread does not hold it. unlock(ec) reports:
+  /// success only when the server deleted this thread's token; not_owner when
+  /// this thread does not hold the lock (the key is left alone); lease_lost
+  /// when the key no longer held this thread's token (it expired, possibly
+  /// taken by another holder or a peer, whose key is left alone); timeout /
+  /// connection_lost when no reply came (the release stays pending and is
+  /// re-sent in the background, as Lock::unlock(ec) says).
+  using Lock::unlock;
 
-  ///@{
   /// Whoever holds it (a peer included): deletes the key and wakes distlock's
   /// waiters. True when a key was deleted.
-  bool force_unlock() { return lock_.force_unlock(); }
-  bool force_unlock(std::error_code& ec) { return lock_.force_unlock(ec); }
-  ///@}
+  using Lock::force_unlock;
 
-  ///@{
-  /// Queries: one round trip each, reading the server. The error_code& forms
-  /// return false / nullopt with ec set on failure.
-  ///
+  // Queries: one round trip each, reading the server. The error_code& forms
+  // return false / nullopt with ec set on failure.
+
   /// Held by anyone (the key exists, whatever wrote it).
-  bool is_locked() const { return lock_.is_locked(); }
-  bool is_locked(std::error_code& ec) const { return lock_.is_locked(ec); }
-  ///@}
-  ///@{
+  using Lock::is_locked;
   /// Held by this thread: it has a local hold and the key holds its token.
-  bool is_held_by_current_thread() const { return lock_.is_held_by_current_thread(); }
-  bool is_held_by_current_thread(std::error_code& ec) const {
-    return lock_.is_held_by_current_thread(ec);
-  }
-  ///@}
-  ///@{
+  using Lock::is_held_by_current_thread;
   /// The key's remaining TTL; nullopt when not locked; milliseconds::max()
   /// when the key has no expiry (a peer's key set without one).
-  std::optional<std::chrono::milliseconds> remaining_ttl() const { return lock_.remaining_ttl(); }
-  std::optional<std::chrono::milliseconds> remaining_ttl(std::error_code& ec) const {
-    return lock_.remaining_ttl(ec);
-  }
-  ///@}
-  /// This thread's local state only: no I/O, never throw.
+  using Lock::remaining_ttl;
+
+  // This thread's local state only: no I/O, never throw.
+
   /// This thread's fencing token while it holds a fenced simple lock.
-  std::optional<std::uint64_t> fencing_token() const { return lock_.fencing_token(); }
+  using Lock::fencing_token;
   /// Requested when this thread's lease is lost; a never-requested token when
   /// it does not hold the lock.
-  std::stop_token stop_token() const { return lock_.stop_token(); }
+  using Lock::stop_token;
   /// Whether this thread's lease is still held (not lost, deadline not passed).
-  bool lease_valid() const { return lock_.lease_valid(); }
+  using Lock::lease_valid;
   /// This thread's lease deadline on the steady clock; nullopt when not held.
-  std::optional<std::chrono::steady_clock::time_point> lease_deadline() const {
-    return lock_.lease_deadline();
-  }
+  using Lock::lease_deadline;
 
   // --- Handle-owned ----------------------------------------------------------
   //
   // A Lease is one acquisition with its own token, movable between threads;
   // errors, waits and leases as for Lock's forms of the same name.
 
-  ///@{
   /// Blocks until held; renewed by the watchdog.
-  Lease acquire() { return lock_.acquire(); }
-  Lease acquire(std::error_code& ec) { return lock_.acquire(ec); }
-  ///@}
-  ///@{
+  using Lock::acquire;
   /// One attempt; nullopt when someone else holds it.
-  std::optional<Lease> try_acquire() { return lock_.try_acquire(); }
-  std::optional<Lease> try_acquire(std::error_code& ec) { return lock_.try_acquire(ec); }
-  ///@}
-  ///@{
-  /// Waits at most `wait`; nullopt when not got in time.
-  template <class Rep, class Period>
-  std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait) {
-    return lock_.try_acquire_for(wait);
-  }
-  template <class Rep, class Period>
-  std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
-                                       std::error_code& ec) {
-    return lock_.try_acquire_for(wait, ec);
-  }
-  ///@}
-  ///@{
-  /// With a fixed `lease` (no watchdog).
-  template <class Rep, class Period>
-  std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
-                                       std::chrono::milliseconds lease) {
-    return lock_.try_acquire_for(wait, lease);
-  }
-  template <class Rep, class Period>
-  std::optional<Lease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
-                                       std::optional<std::chrono::milliseconds> lease,
-                                       std::error_code& ec) {
-    return lock_.try_acquire_for(wait, lease, ec);
-  }
-  ///@}
+  using Lock::try_acquire;
+  /// Waits at most `wait`; nullopt when not got in time. With `lease`, a
+  /// fixed lease (no watchdog); nullopt as `lease` is the watchdog lease.
+  using Lock::try_acquire_for;
 
-  ///@{
   /// Acquire without blocking a thread, exactly as Lock::async_acquire and
   /// Lock::async_try_acquire_for (returns at once; the handler runs exactly
   /// once, never inside the call; per-operation cancellation ends the wait
   /// with operation_aborted and leaves no key). Defined in
-  /// <distlock/simple_lock_async.hpp>.
-  template <class Token>
-  auto async_acquire(Token&& token);
-  template <class Rep, class Period, class Token>
-  auto async_try_acquire_for(const std::chrono::duration<Rep, Period>& wait, Token&& token);
-  ///@}
+  /// <distlock/lock_async.hpp>, which <distlock/simple_lock_async.hpp>
+  /// includes.
+  using Lock::async_acquire;
+  /// As Lock::async_try_acquire_for (see async_acquire).
+  using Lock::async_try_acquire_for;
 
   /// The name it was made with.
-  const std::string& name() const noexcept { return lock_.name(); }
+  using Lock::name;
   /// True when made by Client::fenced_simple_lock(): acquires hand out fencing
   /// tokens.
-  bool fenced() const noexcept { return lock_.fenced(); }
-
-  /// Made by Client::simple_lock() / Client::fenced_simple_lock(). Throws
-  /// Error(invalid_argument) for an empty or oversized name.
-  SimpleLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced);
+  using Lock::fenced;
 
   /// The same lock as a Lock handle (every member behaves as described here:
   /// hold_count() is 1 or 0).
-  const Lock& as_lock() const noexcept { return lock_; }
+  const Lock& as_lock() const noexcept { return *this; }
 
  private:
-  Lock lock_;
+  friend class Client;  // Client::simple_lock() / Client::fenced_simple_lock()
+
+  // Throws Error(invalid_argument) for an empty or oversized name.
+  SimpleLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced);
 };
 
 }  // namespace distlock

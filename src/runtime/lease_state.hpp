@@ -20,9 +20,19 @@ namespace distlock::runtime {
 
 using Clock = std::chrono::steady_clock;
 
-// How the watchdog renews (or checks) a holding, whatever primitive made it:
-// all kinds go into the same batch calls of renew.lua, which has one branch
-// per kind (a new primitive with a new layout adds a kind and a branch).
+// How the watchdog renews (or checks) a holding, whatever primitive made it.
+// A primitive's Primitive::renewal() (or its acquire step) picks the kind
+// that matches its holding's layout on the server; the watchdog passes the
+// kind through unread. A kind names a layout, not a primitive: a new
+// primitive whose holding is a hash of owner -> count uses hash_field (or
+// rw_hold when each hold also has its own timeout key, as a read hold does),
+// one whose holders have lease deadlines in a zset uses permit_holder, with
+// no edit to the watchdog or renew.lua.
+//
+// The kinds stay an enum because holdings of every primitive share one
+// renew.lua call per node (the batch): the script must be told, per holding,
+// which check to run, and a script per primitive would split the batches. So
+// only a new layout adds a kind, and with it a branch in renew.lua.
 struct Renewal {
   enum class Kind : char {
     hash_field = 'h',    // `member` is a field of the hash `key` (a lock's owner)

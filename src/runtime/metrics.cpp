@@ -4,11 +4,30 @@
 
 namespace distlock {
 
+// A switch rather than a table: a MetricPrimitive value without its label
+// fails the build (-Wswitch) instead of rendering an empty label.
 std::string_view to_string(MetricPrimitive p) noexcept {
-  static constexpr std::array<std::string_view, kMetricPrimitives> kNames = {
-      "lock",      "fair_lock", "read_lock",    "write_lock", "simple_lock",
-      "semaphore", "latch",     "rate_limiter", "redlock"};
-  return kNames[static_cast<std::size_t>(p)];
+  switch (p) {
+    case MetricPrimitive::lock:
+      return "lock";
+    case MetricPrimitive::fair_lock:
+      return "fair_lock";
+    case MetricPrimitive::read_lock:
+      return "read_lock";
+    case MetricPrimitive::write_lock:
+      return "write_lock";
+    case MetricPrimitive::simple_lock:
+      return "simple_lock";
+    case MetricPrimitive::semaphore:
+      return "semaphore";
+    case MetricPrimitive::latch:
+      return "latch";
+    case MetricPrimitive::rate_limiter:
+      return "rate_limiter";
+    case MetricPrimitive::redlock:
+      return "redlock";
+  }
+  return "unknown";
 }
 
 std::string_view to_string(AcquireResult r) noexcept {

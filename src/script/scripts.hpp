@@ -1,44 +1,28 @@
 // The Lua scripts distlock runs, built once from src/script/lua/*.lua.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "script/script.hpp"
 
 namespace distlock::script {
 
+// One member per src/script/lua/<name>.lua, named <name> (scripts().acquire,
+// scripts().fair_release, ...). The members come from the list the build
+// generates from the Lua files (cmake/embed_lua.cmake), so adding a script is
+// adding its .lua file: it is a member here and preloaded on every data
+// connection without an edit to this file.
 struct Scripts {
-  Script acquire;
-  Script release;
-  Script renew;
-  Script force_release;
-  Script fenced_write;
-  Script fair_acquire;
-  Script fair_release;
-  Script rw_read_acquire;
-  Script rw_write_acquire;
-  Script rw_read_release;
-  Script rw_write_release;
-  Script simple_acquire;
-  Script simple_release;
-  // The countdown latch and the rate limiter
-  Script latch_try_set_count;
-  Script latch_count_down;
-  Script latch_wait;
-  Script rate_limiter_set;
-  Script rate_limiter_acquire;
-  Script rate_limiter_available;
-  Script semaphore_acquire;
-  Script semaphore_release;
-  Script semaphore_admin;
+#define DISTLOCK_SCRIPT(name) Script name;
+#include "distlock_script_list.inc"
+#undef DISTLOCK_SCRIPT
 };
 
 // Every script, for the connection handshake's SCRIPT LOAD.
 std::vector<const Script*> all_scripts();
 
-// The SCRIPT LOAD command of every script, for a data connection's
-// handshake: a new primitive's scripts are preloaded by being listed in
-// Scripts and all_scripts().
+// The SCRIPT LOAD command of every script, for a data connection's handshake.
 std::vector<std::vector<std::string>> preload_commands();
 
 // Thread-safe; SHA1s are computed on first use.

@@ -69,14 +69,14 @@ namespace distlock {
 
 Lock Client::fair_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return Lock(sync::services_of(impl_),
-              std::make_shared<const sync::FairPrimitive>(std::move(name), false));
+  return detail::Access::lock(sync::services_of(impl_),
+                              std::make_shared<const sync::FairPrimitive>(std::move(name), false));
 }
 
 Lock Client::fenced_fair_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return Lock(sync::services_of(impl_),
-              std::make_shared<const sync::FairPrimitive>(std::move(name), true));
+  return detail::Access::lock(sync::services_of(impl_),
+                              std::make_shared<const sync::FairPrimitive>(std::move(name), true));
 }
 
 }  // namespace distlock

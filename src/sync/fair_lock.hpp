@@ -24,6 +24,7 @@ class FairPrimitive final : public Primitive {
 
   std::string_view route_key() const override { return name; }
   std::string_view kind() const override { return "fair"; }
+  MetricPrimitive metric() const override { return MetricPrimitive::fair_lock; }
   bool fenced() const override { return !fence.empty(); }
   std::unique_ptr<HoldingStep> acquire_step(Services& client,
                                             std::shared_ptr<Holding> state,

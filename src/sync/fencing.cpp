@@ -28,12 +28,12 @@ bool fenced_write(Client& client,
     message = "fenced write: the key is empty";
     return false;
   }
-  if (!client.impl()) {
+  if (!detail::Access::impl(client)) {
     ec = errc::closed;
     message = "fenced write: the client was moved from";
     return false;
   }
-  const std::shared_ptr<sync::Services> impl = sync::services_of(client.impl());
+  const std::shared_ptr<sync::Services> impl = sync::services_of(detail::Access::impl(client));
   const std::string fence = fence_key(key);
   const std::array<std::string_view, 2> keys = {key, fence};
   std::string what;

@@ -27,12 +27,7 @@ void HoldingStep::undo() {
 }
 
 MetricPrimitive HoldingStep::metric() const {
-  const std::string_view kind = state_->primitive->kind();
-  if (kind == "fair") return MetricPrimitive::fair_lock;
-  if (kind == "read") return MetricPrimitive::read_lock;
-  if (kind == "write") return MetricPrimitive::write_lock;
-  if (kind == "simple") return MetricPrimitive::simple_lock;
-  return MetricPrimitive::lock;
+  return state_->primitive->metric();
 }
 
 std::chrono::milliseconds HoldingStep::fallback() const {

@@ -112,12 +112,12 @@ bool Lock::lease_valid() const {
 
 Lock Client::lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return Lock(sync::services_of(impl_), std::move(name), false);
+  return detail::Access::lock(sync::services_of(impl_), std::move(name), false);
 }
 
 Lock Client::fenced_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return Lock(sync::services_of(impl_), std::move(name), true);
+  return detail::Access::lock(sync::services_of(impl_), std::move(name), true);
 }
 
 }  // namespace distlock

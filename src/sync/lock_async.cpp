@@ -68,8 +68,8 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
     // once". Completed off this call, like every failure to start.
     return sync::complete_at_once(std::move(receiver), make_error_code(errc::invalid_argument));
   }
-  const auto& client = lock.services();
-  const auto& primitive = lock.primitive();
+  const auto& client = detail::Access::services(lock);
+  const auto& primitive = detail::Access::primitive(lock);
   auto state = std::make_shared<sync::Holding>(
       client, primitive, primitive->owner_for(client->client_id + ":" + runtime::random_token()),
       std::nullopt);
@@ -88,7 +88,7 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
 }
 
 void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>> receiver) {
-  std::shared_ptr<sync::Holding> state = sync::holding(lease.take_state());
+  std::shared_ptr<sync::Holding> state = sync::holding(detail::Access::take_state(lease));
   const bool valid_before = state && state->valid();
   // Nothing to release (no lease, or released already): done, off this call.
   if (!state || state->released.exchange(true)) {
@@ -113,7 +113,7 @@ void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>>
 }
 
 asio::any_io_executor lease_executor(const Lease& lease) {
-  auto services = lease.services();
+  auto services = detail::Access::services(lease);
   if (!services) return asio::system_executor();
   return client_executor(*services);
 }

@@ -20,6 +20,7 @@ class LockKeys final : public Primitive {
 
   std::string_view route_key() const override { return name; }
   std::string_view kind() const override { return "lock"; }
+  MetricPrimitive metric() const override { return MetricPrimitive::lock; }
   bool fenced() const override { return !fence.empty(); }
   std::unique_ptr<HoldingStep> acquire_step(Services& client,
                                             std::shared_ptr<Holding> state,

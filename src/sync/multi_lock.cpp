@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "net/server_identity.hpp"
 #include "sync/arguments.hpp"
@@ -25,7 +26,7 @@ constexpr std::string_view kWhat = "MultiLock: ";
 // process that configures them the same way: the second half of the
 // canonical order (databases of one server are different locks here).
 std::string server_of(const Lock& part) {
-  const ClientOptions& o = part.services()->options;
+  const ClientOptions& o = detail::Access::services(part)->options;
   return net::server_identity(o) + "/" + std::to_string(o.db);
 }
 

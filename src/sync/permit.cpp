@@ -47,7 +47,7 @@ void Permit::release(std::error_code& ec) noexcept {
   // server still held the permits (a fixed lease ends locally a drift margin
   // before it does on the server): the holder could not count on them. The
   // state is looked at, then handed back to the Lease, which releases it.
-  std::shared_ptr<runtime::LeaseState> state = lease_.take_state();
+  std::shared_ptr<runtime::LeaseState> state = detail::Access::take_state(lease_);
   const bool lost_before = state && state->lost() && !state->released.load();
   lease_ = Lease(std::move(state));
   lease_.release(ec);

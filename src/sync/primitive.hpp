@@ -19,6 +19,7 @@
 #include <string_view>
 #include <system_error>
 
+#include "distlock/metrics.hpp"
 #include "distlock/value.hpp"
 #include "runtime/lease_state.hpp"
 
@@ -61,6 +62,10 @@ class Primitive {
   // Tells a thread's holds of different kinds on one name apart ("lock",
   // "read", "write", ...): two kinds never share a thread hold.
   virtual std::string_view kind() const = 0;
+  // The `primitive` label its acquires and holds count under in the Client's
+  // metrics. Kinds may share one (a new lock-like primitive may count as
+  // MetricPrimitive::lock); a new label is a new MetricPrimitive value.
+  virtual MetricPrimitive metric() const = 0;
   // False: a thread that holds it cannot take it again. Its try_lock then
   // returns false at once, and lock() fails with invalid_argument (waiting
   // for itself would never end).

@@ -8,8 +8,9 @@
 namespace distlock {
 
 ReadWriteLock::ReadWriteLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced)
-    : read_(client, std::make_shared<const sync::ReadSide>(name)),
-      write_(std::move(client), std::make_shared<const sync::WriteSide>(std::move(name), fenced)) {}
+    : Lock(detail::Access::lock(client, std::make_shared<const sync::WriteSide>(name, fenced))),
+      read_(detail::Access::lock(std::move(client),
+                                 std::make_shared<const sync::ReadSide>(std::move(name)))) {}
 
 ReadWriteLock Client::read_write_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");

@@ -33,6 +33,7 @@ class ReadSide final : public Primitive {
 
   std::string_view route_key() const override { return name(); }
   std::string_view kind() const override { return "read"; }
+  MetricPrimitive metric() const override { return MetricPrimitive::read_lock; }
   // The prefix of `owner`'s timeout keys: "{name}:<owner>:rwlock_timeout".
   std::string timeout_prefix(const std::string& owner) const;
 
@@ -69,6 +70,7 @@ class WriteSide final : public Primitive {
 
   std::string_view route_key() const override { return name(); }
   std::string_view kind() const override { return "write"; }
+  MetricPrimitive metric() const override { return MetricPrimitive::write_lock; }
   std::string_view refused_over() const override { return "read"; }
   bool fenced() const override { return !fence.empty(); }
   std::string owner_for(std::string base) const override { return base + ":write"; }

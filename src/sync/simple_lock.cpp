@@ -1,6 +1,6 @@
-// SimpleLock's construction and the Client's factories; every member
-// forwards to a Lock built on SimplePrimitive (the shared primitive seam), so the
-// holds, leases, pending releases and waiting are Lock's own.
+// SimpleLock's construction and the Client's factories. A SimpleLock is a Lock
+// built on SimplePrimitive (the shared primitive seam), so its members are
+// Lock's own, as are the holds, leases, pending releases and waiting.
 #include "distlock/simple_lock.hpp"
 
 #include "distlock/client.hpp"
@@ -12,9 +12,9 @@
 namespace distlock {
 
 SimpleLock::SimpleLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced)
-    : lock_(client,
-            std::make_shared<const sync::SimplePrimitive>(
-                std::move(name), fenced, sync::simple_lock_poll_cap())) {}
+    : Lock(detail::Access::lock(std::move(client),
+                                std::make_shared<const sync::SimplePrimitive>(
+                                    std::move(name), fenced, sync::simple_lock_poll_cap()))) {}
 
 SimpleLock Client::simple_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");

@@ -25,6 +25,7 @@ class SimplePrimitive final : public Primitive {
 
   std::string_view route_key() const override { return name(); }
   std::string_view kind() const override { return "simple"; }
+  MetricPrimitive metric() const override { return MetricPrimitive::simple_lock; }
   bool reentrant() const override { return false; }
   bool fenced() const override { return !fence.empty(); }
   // Ignores `base`: the owner on the server is the key's value, a fresh

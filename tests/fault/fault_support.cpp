@@ -82,12 +82,12 @@ bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds bou
 
 bool on_io_thread(Client& client, const std::function<bool()>& f) {
   std::promise<bool> result;
-  asio::post(client.impl()->io(), [&] { result.set_value(f()); });
+  asio::post(distlock::detail::Access::impl(client)->io(), [&] { result.set_value(f()); });
   return result.get_future().get();
 }
 
 bool quiescent(Client& client) {
-  detail::ClientImpl& impl = *client.impl();
+  detail::ClientImpl& impl = *distlock::detail::Access::impl(client);
   return on_io_thread(client, [&impl] {
     return impl.topology().data_for("").outstanding() == 0 &&
            impl.topology().subscriber_for("").outstanding() == 0;

@@ -65,7 +65,8 @@ TEST(ServerLimits, MaxmemoryWithNoevictionFailsTheAcquireWithAnOomServerErrorAnd
   EXPECT_EQ(client.command("EXISTS", "oom").as_integer(), 0) << "a lock was left";
   EXPECT_EQ(client.command("EXISTS", "redisson_lock_token:{oom}").as_integer(), 0)
       << "the fencing counter moved";
-  EXPECT_EQ(client.impl()->watchdog().size(), 1u) << "a failed acquire left a renewal";
+  EXPECT_EQ(distlock::detail::Access::impl(client)->watchdog().size(), 1u)
+      << "a failed acquire left a renewal";
   // Renewing needs no memory (PEXPIRE is allowed): a lease held before keeps
   // being renewed. A deadline past full + 900 ms comes from a renewal sent
   // with the memory full.
@@ -123,7 +124,7 @@ TEST(ServerLimits, AclUserWithoutEvalshaFailsTheFirstLockWithNopermNamingEvalsha
   }
   EXPECT_THROW(lock.acquire(), Error);
   EXPECT_EQ(server.cli({"EXISTS", "acl-evalsha"}), "0");
-  EXPECT_EQ(client.impl()->watchdog().size(), 0u);
+  EXPECT_EQ(distlock::detail::Access::impl(client)->watchdog().size(), 0u);
 }
 
 // PUBLISH runs inside the release script, after the DEL: Redis does not roll

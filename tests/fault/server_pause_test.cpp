@@ -62,7 +62,7 @@ TEST(ServerPause, OfThreeSecondsTimesOutCallersAndATenSecondLeaseSurvivesByRenew
   // time out before it resumes the server. The next renewal (6.7 s) comes
   // after the pause, well before the 10 s deadline.
   std::this_thread::sleep_until(acquired + 1500ms);
-  const Watchdog& watchdog = holder.impl()->watchdog();
+  const Watchdog& watchdog = distlock::detail::Access::impl(holder)->watchdog();
   ASSERT_EQ(watchdog.renewal_failures().timed_out, 0u) << "a renewal timed out before the pause";
   ResumeOnExit resume_on_exit{server};
   server.pause();

@@ -80,7 +80,7 @@ TEST(ServerRestart, LosesAllHundredLeasesWhoseStopTokensAreRequestedAndNewAcquis
     lease.release(ec);
     EXPECT_EQ(ec, errc::lease_lost) << lease.name();
   }
-  EXPECT_EQ(holder.impl()->watchdog().size(), 0u);
+  EXPECT_EQ(distlock::detail::Access::impl(holder)->watchdog().size(), 0u);
 
   Client other(options_for(server, 900ms, "other"));
   for (int i = 0; i < kLeases; ++i) {

@@ -22,7 +22,7 @@ inline long long subscribers(Client& client, const std::string& channel) {
 
 // Renewals the Client's watchdog still has scheduled.
 inline std::size_t renewals(Client& client) {
-  return client.impl()->watchdog().size();
+  return distlock::detail::Access::impl(client)->watchdog().size();
 }
 
 // The threads of this process now.

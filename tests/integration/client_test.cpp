@@ -130,7 +130,7 @@ TEST(Client, ScriptCallSucceedsAfterScriptFlush) {
   RedisServer server;
   Client client(options_for(server));
   const auto script = script::make_script("echo", "return ARGV[1]");
-  auto& connection = client.impl()->topology().data_for("k");
+  auto& connection = distlock::detail::Access::impl(client)->topology().data_for("k");
   auto call = [&](std::string_view arg) {
     const std::string_view args[] = {arg};
     net::SyncCompletion done;

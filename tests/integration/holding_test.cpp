@@ -42,7 +42,7 @@ TEST(Holding, TheWatchdogRenewsTwoKindsWithTwoLeaseLengthsInOneBatchCall) {
   ClientOptions o = ClientOptions::from_uri(server.uri());
   o.watchdog_timeout = 60s;  // no tick of its own during the test
   Client client(o);
-  auto impl = client.impl();
+  auto impl = distlock::detail::Access::impl(client);
 
   // A lock's hash field and a SET NX lock's string, with different leases.
   admin.command("HSET", "held:hash", "owner-a", "1");

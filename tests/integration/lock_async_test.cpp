@@ -92,13 +92,14 @@ TEST(LockAsync, AcquireCancelledThroughItsSlotEndsAbortedLeavingNoSubscriptionRe
   const Outcome o = f.get();
   EXPECT_EQ(o.ec, asio::error::operation_aborted) << o.ec.message();
   EXPECT_FALSE(o.valid);
-  EXPECT_EQ(waiter.impl()->watchdog().size(), 0u) << "a renewal is still scheduled";
+  EXPECT_EQ(distlock::detail::Access::impl(waiter)->watchdog().size(), 0u)
+      << "a renewal is still scheduled";
   EXPECT_TRUE(eventually([&] { return subscribers(holder, channel) == 0; }, 10s))
       << "the cancelled waiter's subscription was left behind";
   // The unlock publishes to nobody; the cancelled waiter does not take it.
   held.unlock();
   EXPECT_EQ(holder.command("EXISTS", "cancelled").as_integer(), 0);
-  EXPECT_EQ(waiter.impl()->watchdog().size(), 0u);
+  EXPECT_EQ(distlock::detail::Access::impl(waiter)->watchdog().size(), 0u);
 }
 
 TEST(LockAsync, CancelWhileTheAttemptIsInFlightGivesBackWhatItAcquired) {
@@ -130,7 +131,8 @@ TEST(LockAsync, CancelWhileTheAttemptIsInFlightGivesBackWhatItAcquired) {
       eventually([&] { return admin.command("EXISTS", "in-flight").as_integer() == 0; }, 10s))
       << "the cancelled acquire's hold was left on the server, PTTL "
       << admin.command("PTTL", "in-flight").to_string();
-  EXPECT_EQ(waiter.impl()->watchdog().size(), 0u) << "a renewal is still scheduled";
+  EXPECT_EQ(distlock::detail::Access::impl(waiter)->watchdog().size(), 0u)
+      << "a renewal is still scheduled";
 }
 
 TEST(LockAsync, TryAcquireForEndsEmptyAtItsDeadlineWithNoError) {
@@ -142,7 +144,8 @@ TEST(LockAsync, TryAcquireForEndsEmptyAtItsDeadlineWithNoError) {
   ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
   std::optional<Lease> lease = f.get();  // no error: it throws on one
   EXPECT_FALSE(lease.has_value());
-  EXPECT_EQ(waiter.impl()->watchdog().size(), 0u) << "a renewal is still scheduled";
+  EXPECT_EQ(distlock::detail::Access::impl(waiter)->watchdog().size(), 0u)
+      << "a renewal is still scheduled";
   EXPECT_TRUE(eventually(
       [&] { return subscribers(holder, "redisson_lock__channel:{deadline}") == 0; }, 10s));
   holder.lock("deadline").unlock();
@@ -168,7 +171,7 @@ TEST(LockAsync, TryAcquireForANegativeWaitFailsWithInvalidArgumentAndSendsNothin
     EXPECT_EQ(e.code(), errc::invalid_argument);
   }
   EXPECT_EQ(evalsha_calls(admin), before) << "an attempt was sent";
-  EXPECT_EQ(client.impl()->watchdog().size(), 0u);
+  EXPECT_EQ(distlock::detail::Access::impl(client)->watchdog().size(), 0u);
 }
 
 // get_executor(client) is the Client's I/O thread: a coroutine spawned there
@@ -241,7 +244,7 @@ TEST(LockAsync, CoroutinesAcquireAndReleaseWithoutBlockingAThread) {
   for (int n = 0; n < 4; ++n) {
     EXPECT_EQ(admin.command("EXISTS", "coro-" + std::to_string(n)).as_integer(), 0);
   }
-  EXPECT_EQ(client.impl()->watchdog().size(), 0u);
+  EXPECT_EQ(distlock::detail::Access::impl(client)->watchdog().size(), 0u);
 }
 
 TEST(LockAsync, AnAcquireLosingARaceToATimerIsCancelledByTheAwaitableOperator) {
@@ -264,7 +267,8 @@ TEST(LockAsync, AnAcquireLosingARaceToATimerIsCancelledByTheAwaitableOperator) {
   io.run_for(30s);  // a bound, should the acquire ignore its cancellation
   ASSERT_TRUE(result.has_value()) << "the race never ended";
   EXPECT_EQ(result->index(), 1u) << "the acquire won while the lock was held";
-  EXPECT_EQ(waiter.impl()->watchdog().size(), 0u) << "a renewal is still scheduled";
+  EXPECT_EQ(distlock::detail::Access::impl(waiter)->watchdog().size(), 0u)
+      << "a renewal is still scheduled";
   EXPECT_TRUE(
       eventually([&] { return subscribers(holder, "redisson_lock__channel:{raced}") == 0; }, 10s));
 }

@@ -391,7 +391,8 @@ TEST(Lock, ManyCyclesLeaveNoSubscriptionAndNoRenewalBehind) {
     });
   }
   for (auto& th : threads) th.join();
-  EXPECT_EQ(client.impl()->watchdog().size(), 0u) << "a renewal is still scheduled";
+  EXPECT_EQ(distlock::detail::Access::impl(client)->watchdog().size(), 0u)
+      << "a renewal is still scheduled";
   EXPECT_TRUE(
       eventually([&] { return client.command("PUBSUB", "CHANNELS").as_array().empty(); }, 10s))
       << "subscriptions left: " << client.command("PUBSUB", "CHANNELS").to_string();
@@ -404,7 +405,8 @@ TEST(Lock, WaitThatTimesOutLeavesNoSubscriptionAndNoRenewalBehind) {
   holder.lock("timed-out").lock();
   EXPECT_FALSE(waiter.lock("timed-out").try_lock_for(300ms));
   EXPECT_FALSE(waiter.lock("timed-out").try_acquire_for(300ms).has_value());
-  EXPECT_EQ(waiter.impl()->watchdog().size(), 0u) << "a renewal is still scheduled";
+  EXPECT_EQ(distlock::detail::Access::impl(waiter)->watchdog().size(), 0u)
+      << "a renewal is still scheduled";
   EXPECT_TRUE(eventually(
       [&] {
         return waiter.command("PUBSUB", "NUMSUB", "redisson_lock__channel:{timed-out}")
@@ -454,7 +456,7 @@ TEST(Lock, AcquireThatTimedOutIsUndoneWhenThePausedServerRunsItLater) {
       << "the server must have run the timed-out acquire, then its undo";
   EXPECT_EQ(client.command("EXISTS", "late-acquire").as_integer(), 0)
       << "the acquire that ran after its timeout was left holding the lock";
-  EXPECT_EQ(client.impl()->watchdog().size(), 0u);
+  EXPECT_EQ(distlock::detail::Access::impl(client)->watchdog().size(), 0u);
   EXPECT_TRUE(lock.try_lock());
   lock.unlock();
 }
@@ -490,7 +492,7 @@ TEST(Lock, AnAcquireAnsweredAfterItsLeaseRanOutIsUndoneAndReportedAsATimeout) {
       << "the server must have run the late acquire, then its undo";
   EXPECT_EQ(admin.command("EXISTS", "stale-acquire").as_integer(), 0)
       << "the late acquire was left holding the lock";
-  EXPECT_EQ(client.impl()->watchdog().size(), 0u);
+  EXPECT_EQ(distlock::detail::Access::impl(client)->watchdog().size(), 0u);
   Client other(options_for(server));
   EXPECT_TRUE(other.lock("stale-acquire").try_lock()) << "the lock was not free for another";
   other.lock("stale-acquire").unlock();
@@ -706,7 +708,8 @@ TEST(Lock, KeyOfTheWrongTypeFailsWithServerErrorNamingWrongtype) {
     EXPECT_EQ(e.code(), errc::server_error);
     EXPECT_NE(std::string(e.what()).find("WRONGTYPE"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(client.impl()->watchdog().size(), 0u) << "a failed acquire left a renewal";
+  EXPECT_EQ(distlock::detail::Access::impl(client)->watchdog().size(), 0u)
+      << "a failed acquire left a renewal";
   EXPECT_EQ(client.command("GET", "a-string").as_string(), "x");
 }
 

@@ -1,5 +1,7 @@
 -- Renew many holdings in one call (the watchdog's batch), or only check them.
--- Holdings of any primitive and any lease length share a batch.
+-- Holdings of any primitive and any lease length share a batch. A kind is a
+-- layout (runtime::Renewal::Kind), not a primitive: a new primitive picks the
+-- kind its layout matches; only a new layout adds a branch here.
 -- KEYS[2i-1]   the holding's key (one slot per call in Cluster)
 -- KEYS[2i]     a second key its kind uses (the first again when none)
 -- ARGV[3i-2]   its kind: 'h' the hash KEYS[2i-1] has the field ARGV[3i-1] (a
