@@ -1,6 +1,7 @@
 // distlock::Permit: a Lease of its own permit holder (PermitPrimitive, whose
 // release gives back all the holder holds and retires it) and the number of
 // permits it holds.
+#include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "distlock/semaphore.hpp"
 #include "runtime/lease_state.hpp"

@@ -41,6 +41,7 @@ class PermitPrimitive final : public Primitive {
 
   std::string_view route_key() const override { return name; }
   std::string_view kind() const override { return "permit"; }
+  MetricPrimitive metric() const override { return MetricPrimitive::semaphore; }
   bool reentrant() const override { return false; }
   // A step taking `count_after` permits for a fresh holder.
   std::unique_ptr<HoldingStep> acquire_step(Services& client,

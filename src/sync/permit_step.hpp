@@ -33,7 +33,6 @@ class PermitStep : public HoldingStep {
   Attempt interpret(const Value& reply) const override;
   std::string_view channel() const override { return channel_; }
   runtime::Wake wake() const override { return runtime::Wake::count_in_payload; }
-  MetricPrimitive metric() const override { return MetricPrimitive::semaphore; }
 
  protected:
   const std::int64_t n_;
