@@ -7,8 +7,8 @@
 #include "runtime/executor.hpp"
 #include "runtime/identity.hpp"
 #include "runtime/watchdog.hpp"
-#include "sync/async_wait.hpp"
 #include "sync/arguments.hpp"
+#include "sync/async_wait.hpp"
 #include "sync/permit_step.hpp"
 #include "sync/semaphore_state.hpp"
 
