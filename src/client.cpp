@@ -10,15 +10,30 @@
 #include "runtime/identity.hpp"
 #include "script/scripts.hpp"
 #include "sync/lock_ops.hpp"
-#include "sync/redlock_node.hpp"
 #include "topology/factory.hpp"
 
 namespace distlock {
 namespace detail {
 
+namespace {
+ClientOptions validated(ClientOptions options) {
+  validate(options);
+  return options;
+}
+}  // namespace
+
 ClientImpl::ClientImpl(ClientOptions options)
+    : ClientImpl(validated(std::move(options)),
+                 [this](asio::io_context& io,
+                        asio::ssl::context* tls,
+                        net::Connection::Handlers data,
+                        net::Connection::Handlers subscriber) {
+                   return topology::make_topology(io, options_, tls, std::move(data),
+                                                  std::move(subscriber));
+                 }) {}
+
+ClientImpl::ClientImpl(ClientOptions options, const TopologyMaker& make)
     : options_(std::move(options)), id_(runtime::random_uuid()), work_(asio::make_work_guard(io_)) {
-  validate(options_);
   tls_ = net::make_tls_context(options_.tls);
   pending_releases_ = std::make_unique<sync::PendingReleases>();
   semaphores_ = std::make_unique<sync::SemaphoreRegistry>();
@@ -44,8 +59,7 @@ ClientImpl::ClientImpl(ClientOptions options)
       waiters_->on_message(channel.as_string(), payload.is_string() ? payload.as_string() : "");
     }
   };
-  topology_ =
-      topology::make_topology(io_, options_, tls_.get(), std::move(data), std::move(subscriber));
+  topology_ = make(io_, tls_.get(), std::move(data), std::move(subscriber));
   // The handlers above run only once the I/O thread starts, after these exist.
   watchdog_ = std::make_unique<runtime::Watchdog>(
       *topology_, options_.watchdog_timeout / 3, io_,
@@ -122,32 +136,6 @@ std::shared_ptr<sync::Services> sync::services_of(
     const std::shared_ptr<detail::ClientImpl>& client) {
   // Shares the ClientImpl's ownership: the parts live as long as the pointer.
   return std::shared_ptr<sync::Services>(client, &client->services());
-}
-
-namespace detail {
-namespace {
-
-// A RedlockGroup's node: a ClientImpl of its own, started in the background.
-class ClientRedlockNode final : public sync::RedlockNode {
- public:
-  explicit ClientRedlockNode(ClientOptions options)
-      : impl_(std::make_shared<ClientImpl>(std::move(options))) {}
-
-  void start_in_background() override { impl_->start_in_background(); }
-  void close() noexcept override { impl_->close(); }
-  const ClientOptions& options() const noexcept override { return impl_->options(); }
-  topology::Topology& topology() noexcept override { return impl_->topology(); }
-  MetricsSnapshot metrics_snapshot() const override { return impl_->metrics_snapshot(); }
-
- private:
-  const std::shared_ptr<ClientImpl> impl_;
-};
-
-}  // namespace
-}  // namespace detail
-
-std::unique_ptr<sync::RedlockNode> sync::make_redlock_node(ClientOptions options) {
-  return std::make_unique<detail::ClientRedlockNode>(std::move(options));
 }
 
 namespace {

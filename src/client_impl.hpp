@@ -5,6 +5,7 @@
 #include <asio/io_context.hpp>
 #include <asio/ssl/context.hpp>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -15,6 +16,7 @@
 #include "distlock/client_options.hpp"
 #include "distlock/value.hpp"
 #include "net/completion.hpp"
+#include "net/connection.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/metrics_long_hold.hpp"
@@ -30,20 +32,31 @@ class PendingReleases;
 
 // Assembles the Client's parts (executor, topology, watchdog, waiters,
 // pending releases, semaphore states) and the Services view of them that the primitives use;
-// owns the I/O thread. Only the top level of src/ (the public Client and
-// MetricsServer, services_of, make_redlock_node) and tests see it: the
-// layers below get its parts through Services or a RedlockNode.
+// owns the I/O thread. Only the top level of src/ (the public Client,
+// RedlockGroup and MetricsServer, services_of) and tests see it: the layers
+// below get its parts through Services.
 class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
  public:
+  // Makes the topology from the Client's I/O context, TLS context and the
+  // handlers of its data and pub/sub connections.
+  using TopologyMaker =
+      std::function<std::unique_ptr<topology::Topology>(asio::io_context&,
+                                                        asio::ssl::context*,
+                                                        net::Connection::Handlers,
+                                                        net::Connection::Handlers)>;
+
   // Validates options and prepares TLS; no I/O yet. Throws Error.
   explicit ClientImpl(ClientOptions options);
+  // Over the topology `make` builds (a RedlockGroup's Quorum), with options
+  // the caller has validated (a group allows a clock drift factor up to 1).
+  ClientImpl(ClientOptions options, const TopologyMaker& make);
   ~ClientImpl();
 
   // Starts the I/O thread and makes the first connection. Throws Error.
   void start();
   // Starts the I/O thread and connects in the background: never throws for
   // an unreachable server; calls queue until the connection is up, and
-  // failed connects retry with backoff until close() (a RedlockGroup node).
+  // failed connects retry with backoff until close() (a RedlockGroup).
   void start_in_background();
   void close() noexcept;
   bool closed() const noexcept { return executor_.closed(); }

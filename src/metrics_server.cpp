@@ -15,7 +15,7 @@
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "distlock/redlock.hpp"
-#include "sync/redlock_core.hpp"
+#include "redlock_group_state.hpp"
 
 namespace distlock {
 namespace {
@@ -167,9 +167,9 @@ MetricsServer::MetricsServer(const RedlockGroup& group,
                              std::string host,
                              std::uint16_t port,
                              PrometheusOptions options) {
-  std::shared_ptr<sync::RedlockCore> core = group.core_;
-  if (!core) throw Error(errc::invalid_argument, "MetricsServer: the RedlockGroup was moved from");
-  auto snapshot = [core = std::move(core)] { return core->metrics_snapshot(); };
+  std::shared_ptr<detail::RedlockGroupState> state = group.state_;
+  if (!state) throw Error(errc::invalid_argument, "MetricsServer: the RedlockGroup was moved from");
+  auto snapshot = [state = std::move(state)] { return state->metrics(); };
   impl_ = std::make_unique<Impl>(std::move(snapshot), std::move(options), std::move(host), port);
 }
 

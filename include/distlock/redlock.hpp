@@ -14,16 +14,14 @@
 #include <vector>
 
 #include "distlock/lease.hpp"
+#include "distlock/lock.hpp"
 #include "distlock/metrics.hpp"
 #include "distlock/wait_time.hpp"
 
 namespace distlock {
 
-namespace runtime {
-class LeaseState;
-}
-namespace sync {
-class RedlockCore;
+namespace detail {
+struct RedlockGroupState;
 }
 
 /// How a RedlockGroup acquires, extends and retries. Validated by the
@@ -47,83 +45,34 @@ struct RedlockOptions {
   /// with a majority. Default 0.01; must be in [0, 1).
   double clock_drift_factor = 0.01;
   ///@{
-  /// Between two attempts of a waiting call: retry_delay plus a uniformly
-  /// random extra of up to retry_jitter, so that competing clients do not
-  /// retry in lockstep. retry_delay must be positive, retry_jitter >= 0.
+  /// The longest a waiting call sleeps between two attempts when no release
+  /// wakes it (a holder that does not publish: node redlock, an expiry):
+  /// retry_delay plus a uniformly random extra of up to retry_jitter, so that
+  /// competing clients do not retry in lockstep. A distlock holder's release
+  /// wakes waiters at once. retry_delay must be positive, retry_jitter >= 0.
   /// Defaults 100 ms and 100 ms.
   std::chrono::milliseconds retry_delay{100};
   std::chrono::milliseconds retry_jitter{100};
   ///@}
   /// Called the moment a hold of this group is lost (the lease ran out, an
   /// extension did not reach a majority, or the group was closed), on the
-  /// group's watchdog thread or the thread that closed the group. Must not
-  /// block for long. Optional.
+  /// group's I/O thread. Must not block for long. Optional.
   std::function<void(const LeaseLostEvent&)> on_lease_lost;
 };
 
 /// One hold of a RedlockLock owned by this object rather than by a thread:
-/// movable between threads. Returned by RedlockLock::acquire() and friends.
-///
-/// While it lives it is extended by the group's watchdog (unless it was taken
-/// with a fixed lease). The moment it is lost (an extension reached fewer than
-/// a majority of the nodes, the lease ran out, or the group was closed)
-/// stop_token() is requested and RedlockOptions::on_lease_lost runs; valid()
-/// is false from then on.
-///
-/// There is no fencing token: Redlock has no single linearizable counter to
-/// draw one from (docs/redlock.md).
-///
-/// Thread safety: const members from any thread; release() and moves need
-/// external synchronisation with other calls on the same object.
-class RedlockLease {
- public:
-  /// An empty lease: valid() is false; release() does nothing.
-  RedlockLease() noexcept;
-  /// Internal: made by the acquire calls.
-  explicit RedlockLease(std::shared_ptr<runtime::LeaseState> state) noexcept;
-  /// Releases (as release()); never throws.
-  ~RedlockLease();
-  /// Takes other's holding; other becomes empty.
-  RedlockLease(RedlockLease&& other) noexcept;
-  /// Releases the hold this object had, then takes other's.
-  RedlockLease& operator=(RedlockLease&& other) noexcept;
-  RedlockLease(const RedlockLease&) = delete;
-  RedlockLease& operator=(const RedlockLease&) = delete;
-
-  ///@{
-  /// True while held: not released, not lost, validity deadline not passed.
-  bool valid() const noexcept;
-  explicit operator bool() const noexcept { return valid(); }
-  ///@}
-  /// Time left until deadline(); zero when not valid.
-  std::chrono::milliseconds remaining() const noexcept;
-  /// The end of the validity on the steady clock: when the acquire (or the
-  /// last extension that reached a majority) sent its first request, plus
-  /// the lease, less the drift margin. time_point{} when empty.
-  std::chrono::steady_clock::time_point deadline() const noexcept;
-  /// Requested the moment the hold is lost (not on a normal release).
-  std::stop_token stop_token() const noexcept;
-  /// The lock's name; empty for an empty lease.
-  const std::string& name() const noexcept;
-
-  /// Deletes the hold's key on every node (compare-and-delete of its token)
-  /// and stops extending it. Idempotent, never throws, failures ignored (a
-  /// node that did not answer keeps the key until its lease runs out).
-  void release() noexcept;
-  /// As above, reporting: success when a majority of the nodes confirmed the
-  /// delete; lease_lost when the hold was lost before, or when so many nodes
-  /// no longer had its token that a majority cannot have; timeout when too
-  /// few nodes answered within node_timeout to tell (the keys left expire by
-  /// themselves); closed after the group was closed.
-  void release(std::error_code& ec) noexcept;
-
- private:
-  std::shared_ptr<runtime::LeaseState> state_;
-};
+/// the shared Lease (movable between threads; released when destroyed; its
+/// stop_token() is requested the moment the hold is lost). Under Redlock
+/// fencing_token() is always nullopt (docs/redlock.md says why and what to
+/// use instead).
+using RedlockLease = Lease;
 
 /// A lock held on a majority of a RedlockGroup's nodes. Made by
 /// RedlockGroup::lock(name); cheap to copy; copies (and other handles of the
-/// same name from the same group) are the same lock.
+/// same name from the same group) are the same lock. It is the shared Lock
+/// machinery (thread holds, Lease, watchdog, waiting, pending releases,
+/// async forms) over the SET NX layout, run on all the group's nodes at once
+/// by a quorum: what a Lock over one server does, it does over a majority.
 ///
 /// On each node the key `name` holds a fresh random token per acquisition
 /// (128 bits from the CSPRNG, 32 hex characters) with a PEXPIRE of the lease:
@@ -136,19 +85,33 @@ class RedlockLease {
 /// RedlockOptions::clock_drift_factor) is still positive; otherwise it sends
 /// the compare-and-delete to every node (also those that did not answer:
 /// their late SET may still land) and fails. A node that is down, paused or
-/// slow is only a vote against: never an error. Waiting calls retry after
-/// retry_delay + jitter until the wait runs out; lock() until held.
+/// slow is only a vote against: never an error.
+///
+/// Waiting: a waiter subscribes to the lock's channel on every node; a
+/// release publishes on every node and the first message wakes it (once:
+/// the other nodes' copies of the same release are dropped). Peers that do
+/// not publish (node redlock) are picked up by polling: a waiter retries no
+/// later than min(the holder's shortest TTL, retry_delay + up to
+/// retry_jitter).
 ///
 /// Not reentrant (as SimpleLock): try_lock / try_lock_for / try_lock_until by
 /// a thread that already holds it return false at once; lock() by that thread
-/// is invalid_argument. RedlockLeases are independent holds.
+/// is invalid_argument. Leases are independent holds.
 ///
 /// Leases: without an explicit lease a hold gets RedlockOptions::lease and the
 /// group's watchdog extends it on every node (compare-and-pexpire) every third
 /// of it. An extension that reaches a majority within the validity moves the
-/// deadline on; one that does not marks the hold lost at once (stop_token,
-/// lease_valid(), on_lease_lost) and deletes what is left of it. With an
-/// explicit lease the hold is never extended and is lost when it runs out.
+/// deadline on; one that finds the token gone on a majority marks the hold
+/// lost at once (reason taken), and one that too few nodes answered marks it
+/// lost at once too (reason expired): stop_token, lease_valid(),
+/// on_lease_lost. With an explicit lease the hold is never extended and is
+/// lost when it runs out.
+///
+/// Release: compare-and-delete on every node; success when a majority
+/// deleted it. A release that too few nodes answered reports timeout and
+/// stays pending: the group sends it again in the background until a
+/// majority answers, and this thread's next acquire of the name waits for it
+/// and then takes a new holding (as Lock's "Release pending", docs/lock.md).
 ///
 /// Fencing: none. Redlock has no single linearizable counter, and a counter
 /// on each node would not give a total order across failures; there is no
@@ -158,75 +121,33 @@ class RedlockLease {
 /// members throw Error: invalid_argument for a negative wait, a non-positive
 /// lease, or lock() by the holding thread (nothing is sent); server_error when
 /// a majority of the nodes answered an attempt with an error reply (NOPERM,
-/// OOM, a key of another type is contention, not an error); closed after the
-/// group was closed. The error_code& forms set ec instead and never throw;
-/// ec is cleared on success and on contention.
+/// OOM; a key of another type is contention, not an error); timeout from a
+/// query or force_unlock that too few nodes answered; closed after the group
+/// was closed. The error_code& forms set ec instead and never throw; ec is
+/// cleared on success and on contention.
 ///
 /// Thread safety: every member may be called from any thread concurrently.
-class RedlockLock {
+class RedlockLock : private Lock {
  public:
   // --- Thread-owned ---------------------------------------------------------
   // Waits of any duration round up to whole milliseconds; zero makes exactly
   // one attempt; milliseconds::max() or longer waits as long as it takes.
 
-  ///@{
-  /// Blocks until this thread holds the lock (watchdog lease).
-  void lock();
-  void lock(std::error_code& ec);
-  ///@}
-  ///@{
-  /// Blocks until held, with a fixed lease and no extension.
-  void lock(std::chrono::milliseconds lease);
-  void lock(std::chrono::milliseconds lease, std::error_code& ec);
-  ///@}
-  ///@{
+  /// lock(), lock(ec): blocks until this thread holds it (watchdog lease);
+  /// lock(lease), lock(lease, ec): with a fixed lease and no extension.
+  using Lock::lock;
   /// One attempt: true when this thread now holds it.
-  bool try_lock();
-  bool try_lock(std::error_code& ec);
-  ///@}
-  ///@{
-  /// Waits at most `wait` (watchdog lease); false when not got in time.
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_lock_ms(detail::wait_ms(wait), std::nullopt);
-  }
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait, std::error_code& ec) {
-    return try_lock_ms(detail::wait_ms(wait), std::nullopt, ec);
-  }
-  ///@}
-  /// Waits at most `wait`; holds with a fixed `lease`.
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
-                    std::chrono::milliseconds lease) {
-    return try_lock_ms(detail::wait_ms(wait), lease);
-  }
-  /// `lease` nullopt is the watchdog lease.
-  template <class Rep, class Period>
-  bool try_lock_for(const std::chrono::duration<Rep, Period>& wait,
-                    std::optional<std::chrono::milliseconds> lease,
-                    std::error_code& ec) {
-    return try_lock_ms(detail::wait_ms(wait), lease, ec);
-  }
-  ///@{
-  /// Waits until `deadline` of any clock (measured once, at the call); a
-  /// deadline already passed makes one attempt.
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline) {
-    return try_lock_for(detail::time_left(deadline));
-  }
-  template <class Clock, class Duration>
-  bool try_lock_until(const std::chrono::time_point<Clock, Duration>& deadline,
-                      std::error_code& ec) {
-    return try_lock_for(detail::time_left(deadline), ec);
-  }
-  ///@}
-  /// Releases this thread's hold on every node. Never throws; does nothing
-  /// when this thread does not hold it.
-  void unlock() noexcept;
-  /// As above, reporting as RedlockLease::release(ec) does, and not_owner
-  /// when this thread does not hold the lock (nothing is sent).
-  void unlock(std::error_code& ec) noexcept;
+  using Lock::try_lock;
+  /// Waits at most `wait`; (wait, lease) holds with a fixed lease;
+  /// (wait, optional lease, ec) with nullopt the watchdog lease.
+  using Lock::try_lock_for;
+  /// Waits until a deadline of any clock (measured once, at the call).
+  using Lock::try_lock_until;
+  /// Releases this thread's hold on every node. unlock() never throws and
+  /// does nothing when this thread does not hold it; unlock(ec) reports as
+  /// Lease::release(ec) does (above: timeout leaves it pending), and
+  /// not_owner when this thread does not hold the lock (nothing is sent).
+  using Lock::unlock;
 
   ///@{
   /// This thread's hold, locally (no I/O, never throw): held and valid; its
@@ -237,80 +158,58 @@ class RedlockLock {
   std::optional<std::chrono::steady_clock::time_point> lease_deadline() const noexcept;
   ///@}
 
+  // --- Queries and administration (one fan-out each) -------------------------
+
+  /// Held by anyone on a majority of the nodes (EXISTS on every node). Too
+  /// few answers to tell is timeout.
+  using Lock::is_locked;
+  /// The TTL a majority of the nodes still has (the N/2+1-th longest: the
+  /// time the lock surely stays held, whoever holds it); nullopt when a
+  /// majority has no key; milliseconds::max() when a majority's keys have
+  /// no expiry. Too few answers is timeout.
+  using Lock::remaining_ttl;
+  /// Whoever holds it: deletes the key on every node and wakes the waiters.
+  /// True when some node had a key; timeout when fewer than a majority
+  /// answered (it may have been deleted on some).
+  using Lock::force_unlock;
+
   // --- Handle-owned ---------------------------------------------------------
 
-  ///@{
   /// Blocks until held; extended by the watchdog.
-  RedlockLease acquire();
-  RedlockLease acquire(std::error_code& ec);
-  ///@}
-  ///@{
+  using Lock::acquire;
   /// One attempt; nullopt when not got.
-  std::optional<RedlockLease> try_acquire();
-  std::optional<RedlockLease> try_acquire(std::error_code& ec);
-  ///@}
-  /// Waits at most `wait`; nullopt when not got in time.
-  template <class Rep, class Period>
-  std::optional<RedlockLease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait) {
-    return try_acquire_ms(detail::wait_ms(wait), std::nullopt);
-  }
-  /// With a fixed `lease` (never extended).
-  template <class Rep, class Period>
-  std::optional<RedlockLease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
-                                              std::chrono::milliseconds lease) {
-    return try_acquire_ms(detail::wait_ms(wait), lease);
-  }
-  /// `lease` nullopt is the watchdog lease; never throws.
-  template <class Rep, class Period>
-  std::optional<RedlockLease> try_acquire_for(const std::chrono::duration<Rep, Period>& wait,
-                                              std::optional<std::chrono::milliseconds> lease,
-                                              std::error_code& ec) {
-    return try_acquire_ms(detail::wait_ms(wait), lease, ec);
-  }
+  using Lock::try_acquire;
+  /// Waits at most `wait`; nullopt when not got in time. With a fixed
+  /// `lease` it is never extended; `lease` nullopt is the watchdog lease.
+  using Lock::try_acquire_for;
+  /// The asynchronous forms, as Lock's (<distlock/lock_async.hpp>): the
+  /// handler gets a Lease; cancellation leaves no key on any node (an
+  /// attempt in flight that turns out to have acquired is released).
+  /// Lease::async_release releases asynchronously.
+  using Lock::async_acquire;
+  using Lock::async_try_acquire_for;
 
   /// The name it was made with.
-  const std::string& name() const noexcept { return name_; }
-
-  /// Made by RedlockGroup::lock(). Throws Error(invalid_argument) for an empty
-  /// name or one over 65,536 bytes.
-  RedlockLock(std::shared_ptr<sync::RedlockCore> core, std::string name);
+  using Lock::name;
 
  private:
-  void lock_ms(std::optional<std::chrono::milliseconds> lease,
-               std::error_code& ec,
-               std::string& message);
-  bool try_lock_ms(std::chrono::milliseconds wait, std::optional<std::chrono::milliseconds> lease);
-  bool try_lock_ms(std::chrono::milliseconds wait,
-                   std::optional<std::chrono::milliseconds> lease,
-                   std::error_code& ec);
-  bool try_lock_ms(std::chrono::milliseconds wait,
-                   std::optional<std::chrono::milliseconds> lease,
-                   std::error_code& ec,
-                   std::string& message);
-  std::optional<RedlockLease> try_acquire_ms(std::chrono::milliseconds wait,
-                                             std::optional<std::chrono::milliseconds> lease);
-  std::optional<RedlockLease> try_acquire_ms(std::chrono::milliseconds wait,
-                                             std::optional<std::chrono::milliseconds> lease,
-                                             std::error_code& ec);
-  std::optional<RedlockLease> try_acquire_ms(std::chrono::milliseconds wait,
-                                             std::optional<std::chrono::milliseconds> lease,
-                                             std::error_code& ec,
-                                             std::string& message);
-
-  std::shared_ptr<sync::RedlockCore> core_;
-  std::string name_;
+  friend class RedlockGroup;
+  explicit RedlockLock(Lock lock) : Lock(std::move(lock)) {}
 };
 
 /// N independent Redis masters (no replication between them, separate
-/// failure domains), each reached through its own connection, and the
-/// watchdog that extends the group's holds.
+/// failure domains), each reached through its own connections, all run by
+/// the group's one I/O thread, with the watchdog that extends the group's
+/// holds, the waiters and the pending releases (a Client's parts, over a
+/// quorum of servers instead of one).
 ///
 /// The constructor validates everything before any I/O and throws
 /// Error(invalid_argument) for: an empty list; a URI that does not parse (the
 /// message names which one and why, as ClientOptions::from_uri); two URIs
-/// naming the same server (the same host text and port, or Unix socket path,
-/// whatever the db: two databases of one server fail together); a bad option
-/// (the message names the field). Then it starts connecting to every node
+/// naming the same server (a host name is resolved: "localhost" and
+/// 127.0.0.1 on one port are one server; a Unix socket path compares by its
+/// real path; whatever the db: two databases of one server fail together); a
+/// bad option (the message names the field). Then it starts connecting to every node
 /// and waits until all are connected or the nodes' connect_timeout passes,
 /// whichever comes first. A node that cannot be reached is not an error: it
 /// votes against every attempt until its connection, retried in the
@@ -354,7 +253,8 @@ class RedlockGroup {
   /// Stops the watchdog, marks every hold lost (client_closed), wakes waiting
   /// calls (they fail with closed) and closes the connections. Holds are not
   /// released: their keys expire after their lease. Idempotent; never
-  /// throws; may be called from an on_lease_lost callback.
+  /// throws; may be called from an on_lease_lost callback. Handles (locks,
+  /// leases) that outlive the group fail with closed.
   void close() noexcept;
   /// True once close() was called.
   bool closed() const noexcept;
@@ -371,7 +271,7 @@ class RedlockGroup {
 
  private:
   friend class MetricsServer;
-  std::shared_ptr<sync::RedlockCore> core_;
+  std::shared_ptr<detail::RedlockGroupState> state_;
 };
 
 }  // namespace distlock

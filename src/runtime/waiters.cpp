@@ -41,24 +41,27 @@ void submit_detached(net::Connection& connection,
 
 Waiters::Waiters(topology::Topology& topology) : topology_(topology) {}
 
-net::Connection& Waiters::connection(const std::string& channel) {
-  return topology_.subscriber_for(channel);
-}
-
 void Waiters::subscribe(const std::string& channel) {
-  std::string payload;
-  resp::encode_command(payload, {"SUBSCRIBE", channel});
-  // Not queued (closing, or the queue is full): waiters fall back on their
-  // TTL timers, and a reconnect resubscribes.
-  submit_detached(
-      connection(channel), std::move(payload),
-      channel_reply([this, channel] { confirmed(channel); },
-                    [this, channel](const std::string& why) { refused(channel, why); }));
+  // One connection, or every node of a quorum: the first confirmation wakes
+  // the waiters, and so does the first message of a release.
+  for (net::Connection* connection : topology_.subscribers_for(channel)) {
+    std::string payload;
+    resp::encode_command(payload, {"SUBSCRIBE", channel});
+    // Not queued (closing, or the queue is full): waiters fall back on their
+    // TTL timers, and a reconnect resubscribes.
+    submit_detached(
+        *connection, std::move(payload),
+        channel_reply([this, channel] { confirmed(channel); },
+                      [this, channel](const std::string& why) { refused(channel, why); }));
+  }
 }
 
 void Waiters::confirmed(const std::string& channel) {
   auto it = channels_.find(channel);
   if (it == channels_.end() || closed_) return;
+  // A quorum's other nodes confirm the same channel again: only the first
+  // confirmation (since the subscribe or the reconnect) wakes anyone.
+  if (it->second.confirmed) return;
   it->second.confirmed = true;
   // A copy: a woken waiter may finish and remove itself at once.
   for (auto& w : it->second.waiters.all()) {
@@ -97,9 +100,11 @@ void Waiters::remove(const std::string& channel, Waiter* waiter, bool pass_signa
   if (queue.empty()) {
     channels_.erase(it);
     if (closed_) return;
-    std::string payload;
-    resp::encode_command(payload, {"UNSUBSCRIBE", channel});
-    submit_detached(connection(channel), std::move(payload), {});
+    for (net::Connection* connection : topology_.subscribers_for(channel)) {
+      std::string payload;
+      resp::encode_command(payload, {"UNSUBSCRIBE", channel});
+      submit_detached(*connection, std::move(payload), {});
+    }
     return;
   }
   if (pass_signal && unused) on_message(channel, "1");

@@ -51,7 +51,6 @@ class Waiters {
   void subscribe(const std::string& channel);
   void confirmed(const std::string& channel);
   void refused(const std::string& channel, const std::string& reason);
-  net::Connection& connection(const std::string& channel);
 
   topology::Topology& topology_;
   std::unordered_map<std::string, Channel> channels_;

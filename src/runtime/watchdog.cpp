@@ -123,6 +123,10 @@ class RenewCall final : public net::Completion {
       record(held && acked_, 1);
       if (held) {
         if (!check_only_ && acked_) lease.confirm(sent_);
+      } else if (results[i].is_integer() && results[i].as_integer() == -1) {
+        // A quorum that could not confirm it on a majority in time (too
+        // few nodes answered): lost now, as an expiry, not a takeover.
+        lease.mark_lost(Reason::expired);
       } else {
         lease.mark_lost(Reason::taken);
       }

@@ -141,7 +141,10 @@ void AcquireOp::complete(std::error_code ec, Value reply) {
                               "acquire of '" + name + "' failed: " + reply.as_string());
   } else {
     attempt = step_->interpret(reply);
-    if (attempt.kind == Attempt::Kind::acquired && now - sent_ >= step_->validity()) {
+    const bool late = attempt.kind == Attempt::Kind::acquired && now - sent_ >= step_->validity();
+    if (late && step_->refuse_late()) {
+      attempt = Attempt::contended(std::nullopt);
+    } else if (late) {
       // Answered after the lease it grants had run out (a stalled server or
       // a lease shorter than the round trip): the holding is already over,
       // and the server may have given the lock to another since. Undo it

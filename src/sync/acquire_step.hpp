@@ -60,6 +60,11 @@ class AcquireStep {
   // holding that is already over: it is undone and reported as a timeout,
   // never handed out as a lease that is invalid from the start.
   virtual std::chrono::nanoseconds validity() const { return std::chrono::nanoseconds::max(); }
+  // An acquired reply came after validity() had passed. True when the step
+  // has undone it itself and the attempt counts as contention (Redlock: a
+  // spent validity is a failed attempt, retried within the wait); false
+  // (the default) fails the acquire as a reply that never came.
+  virtual bool refuse_late() { return false; }
 
   // Optional hooks (the fair lock uses them; the defaults do nothing).
   // A message on channel() with `payload`, while no attempt is in flight:

@@ -14,6 +14,7 @@ Holding::Holding(std::shared_ptr<Services> s,
                           s->options.clock_drift_factor,
                           &s->options.on_lease_lost),
       services(std::move(s)),
-      primitive(std::move(p)) {}
+      primitive(std::move(p)),
+      release_tag(primitive->release_tag(owner)) {}
 
 }  // namespace distlock::sync

@@ -25,6 +25,9 @@ class Holding : public runtime::LeaseState {
 
   const std::shared_ptr<Services> services;
   const std::shared_ptr<const Primitive> primitive;
+  // What its release publishes, when the primitive names each release
+  // (Primitive::release_tag); empty otherwise.
+  const std::string release_tag;
 };
 
 // Every state behind a Lease is a Holding: the sync layer makes them all.

@@ -32,6 +32,11 @@ AcquireOutcome acquire_blocking(Services& client,
   if (!may_block(client, result.ec, result.message,
                  "a blocking lock call on the client's I/O thread would deadlock; use "
                  "async_acquire there")) {
+    // An acquire on a closed Client is a failed acquire (misuse on the I/O
+    // thread is a programming error, not counted).
+    if (result.ec == errc::closed) {
+      client.metrics.acquire(step->metric(), AcquireResult::failed, false, Clock::now());
+    }
     return result;
   }
   const bool fresh = !state->active.load();

@@ -79,6 +79,13 @@ class Primitive {
   // The owner id a holding by `base` (a thread's "<client>:<n>" or a
   // Lease's "<client>:<random>") uses on the server.
   virtual std::string owner_for(std::string base) const { return base; }
+  // Kept by each holding of `owner` for its release_args (a payload that
+  // names this one release, for waiters that hear it from several nodes);
+  // empty by default.
+  virtual std::string release_tag(const std::string& owner) const {
+    (void)owner;
+    return {};
+  }
 
   // The acquire step of `state` becoming `count_after` holds.
   virtual std::unique_ptr<HoldingStep> acquire_step(Services& client,

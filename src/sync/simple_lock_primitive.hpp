@@ -12,7 +12,7 @@
 
 namespace distlock::sync {
 
-class SimplePrimitive final : public Primitive {
+class SimplePrimitive : public Primitive {
  public:
   // Validates `name` (non-empty, at most 64 KiB); throws Error(invalid_argument).
   // `poll_cap`: the longest a waiter sleeps between attempts without a
@@ -54,7 +54,7 @@ class SimplePrimitive final : public Primitive {
 // simple_acquire.lua on the key (and the fencing counter). A contended reply
 // is the holder's PTTL, capped at the primitive's poll cap: a peer's release
 // publishes nothing, so the waiter must look again by itself.
-class SimpleStep final : public HoldingStep {
+class SimpleStep : public HoldingStep {
  public:
   SimpleStep(Services& client, const SimplePrimitive& lock, std::shared_ptr<Holding> state);
 

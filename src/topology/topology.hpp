@@ -1,6 +1,7 @@
 // Topology: which connection serves a key. Standalone, Sentinel and Cluster
 // (slot routing, MOVED/ASK) implement the same interface, so the primitives
-// never know which one they run on; a RedlockGroup holds one per master.
+// never know which one they run on. Quorum (a RedlockGroup's masters) sends
+// each call to every node and answers with the majority's verdict.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +31,11 @@ class Topology {
   virtual net::Connection& data_for(std::string_view key) = 0;
   // The pub/sub connection for `channel`.
   virtual net::Connection& subscriber_for(std::string_view channel) = 0;
+  // Every pub/sub connection a waiter on `channel` subscribes on: the one
+  // above, or one per node of a quorum (the first message wakes).
+  virtual std::vector<net::Connection*> subscribers_for(std::string_view channel) {
+    return {&subscriber_for(channel)};
+  }
   // Holdings whose route keys share a group are renewed in one script call:
   // one group per node standalone, one per slot under Cluster (a batch must
   // never be CROSSSLOT).
@@ -44,7 +50,7 @@ class Topology {
   // Requests queued or in flight on the data connections (a gauge).
   virtual std::size_t outstanding();
   // Whether the data connection serving `key` is up now.
-  bool connected(std::string_view key);
+  virtual bool connected(std::string_view key);
   virtual void close() = 0;
 
   // One command (verb and arguments), routed by `route_key`; `completion`
@@ -63,12 +69,14 @@ class Topology {
   // MOVED/ASK and transient refusals, in one place for every primitive. The call lives in
   // `slot`; `keys` and `args` must stay valid until `next` completes. An
   // error means it was not queued and `next` will not be called.
-  std::error_code call(std::optional<script::ScriptCall>& slot,
-                       std::string_view route_key,
-                       const script::Script& script,
-                       std::span<const std::string_view> keys,
-                       std::span<const std::string_view> args,
-                       net::Completion* next) {
+  // A Quorum leaves `slot` empty: it copies `keys` and `args` and owns the
+  // fan-out itself.
+  virtual std::error_code call(std::optional<script::ScriptCall>& slot,
+                               std::string_view route_key,
+                               const script::Script& script,
+                               std::span<const std::string_view> keys,
+                               std::span<const std::string_view> args,
+                               net::Completion* next) {
     slot.emplace(data_for(route_key), script, keys, args, next, router(), route_key);
     return slot->start();
   }
