@@ -65,9 +65,9 @@ struct Commands {
 };
 
 constexpr const char* kRedlockHelp =
-    "hold a Redlock over these independent masters (comma-separated URIs; a comma inside a "
-    "URI is %2C) instead of a lock on --uri: held on a majority, no fencing token; excludes "
-    "--uri, --fair, --fenced";
+    "a Redlock held on a majority of these independent masters (URI,URI,...; a comma inside "
+    "a URI is %2C) instead of a lock on --uri; no fencing token, so not with --fair or "
+    "--fenced";
 
 void define_run_commands(CLI::App& app, Commands& c) {
   c.run_cmd = app.add_subcommand("run", "run CMD while holding the lock NAME");
