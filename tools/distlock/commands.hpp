@@ -20,6 +20,10 @@ struct RunOptions {
   std::string kill_after = "10s";
   bool fair = false;
   bool fenced = false;
+  // --redlock URI,URI,...: the group of independent masters (redlock_given
+  // even when the list is empty).
+  std::string redlock;
+  bool redlock_given = false;
   // Replaces kExitNotAcquired when set (>= 0).
   int conflict_exit_code = -1;
   // sem run: the permits to set when the semaphore has none yet.
@@ -29,6 +33,8 @@ struct RunOptions {
 
 int run_lock(const RunOptions& options);
 int run_semaphore(const RunOptions& options);
+// run --redlock: a RedlockLock of the group instead of a Lock.
+int run_redlock(const RunOptions& options);
 
 // status / list / force-unlock / top.
 struct InspectOptions {
@@ -38,9 +44,14 @@ struct InspectOptions {
   bool json = false;
   bool yes = false;
   std::string interval = "1s";  // top
+  // status --redlock URI,URI,...: as RunOptions.
+  std::string redlock;
+  bool redlock_given = false;
 };
 
 int status_command(const InspectOptions& options);
+// status --redlock: NAME's key on every node of the group.
+int redlock_status_command(const InspectOptions& options);
 int list_command(const InspectOptions& options);
 int force_unlock_command(const InspectOptions& options);
 int top_command(const InspectOptions& options);

@@ -60,13 +60,22 @@ struct Commands {
   CLI::App* list = nullptr;
   CLI::App* force = nullptr;
   CLI::App* top = nullptr;
+  CLI::Option* run_redlock = nullptr;
+  CLI::Option* status_redlock = nullptr;
 };
+
+constexpr const char* kRedlockHelp =
+    "a Redlock held on a majority of these independent masters (URI,URI,...; a comma inside "
+    "a URI is %2C) instead of a lock on --uri; no fencing token, so not with --fair or "
+    "--fenced";
 
 void define_run_commands(CLI::App& app, Commands& c) {
   c.run_cmd = app.add_subcommand("run", "run CMD while holding the lock NAME");
   add_run_options(*c.run_cmd, c.run);
   c.run_cmd->add_flag("--fair", c.run.fair, "first come, first served (a fair lock)");
   c.run_cmd->add_flag("--fenced", c.run.fenced, "pass a fencing token in $DISTLOCK_FENCING_TOKEN");
+  c.run_redlock =
+      c.run_cmd->add_option("--redlock", c.run.redlock, kRedlockHelp)->excludes("--uri");
   auto* sem = app.add_subcommand("sem", "semaphores")->require_subcommand(1);
   c.sem_run = sem->add_subcommand("run", "run CMD while holding one permit of NAME");
   add_run_options(*c.sem_run, c.sem);
@@ -84,6 +93,12 @@ void define_inspect_commands(CLI::App& app, Commands& c) {
   for (auto* sub : {c.status, c.list, c.force})
     sub->add_flag("--json", in.json, "one JSON document");
   c.status->add_option("NAME", in.name, "name")->required();
+  c.status_redlock =
+      c.status
+          ->add_option("--redlock", in.redlock,
+                       "NAME's key on each of these masters (comma-separated URIs) and "
+                       "whether a majority holds it; excludes --uri")
+          ->excludes("--uri");
   c.force->add_option("NAME", in.name, "lock name")->required();
   c.force->add_flag("-y,--yes", in.yes, "really delete it");
   c.list->add_option("PATTERN", in.pattern, "SCAN MATCH pattern (default *)");
@@ -99,9 +114,13 @@ int dispatch(Commands& c, const std::vector<std::string>& command) {
   }
   c.run.command = command;
   c.sem.command = command;
-  if (c.run_cmd->parsed()) return run_lock(c.run);
+  c.run.redlock_given = c.run_redlock->count() > 0;
+  c.in.redlock_given = c.status_redlock->count() > 0;
+  if (c.run_cmd->parsed()) return c.run.redlock_given ? run_redlock(c.run) : run_lock(c.run);
   if (c.sem_run->parsed()) return run_semaphore(c.sem);
-  if (c.status->parsed()) return status_command(c.in);
+  if (c.status->parsed()) {
+    return c.in.redlock_given ? redlock_status_command(c.in) : status_command(c.in);
+  }
   if (c.list->parsed()) return list_command(c.in);
   if (c.force->parsed()) return force_unlock_command(c.in);
   return top_command(c.in);

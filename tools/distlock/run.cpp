@@ -15,18 +15,6 @@ Lock lock_handle(Client& client, const RunOptions& o) {
   return o.fenced ? client.fenced_lock(o.name) : client.lock(o.name);
 }
 
-// Acquires as the options say; nullopt with ec clear when not acquired in
-// time, nullopt with ec set on failure.
-std::optional<Lease> acquire(Lock& lock, const Durations& d, std::error_code& ec) {
-  if (!d.wait && !d.lease) {
-    Lease lease = lock.acquire(ec);
-    if (ec) return std::nullopt;
-    return lease;
-  }
-  // milliseconds::max() waits as long as it takes (lock.hpp, ceil_ms).
-  return lock.try_acquire_for(d.wait.value_or(std::chrono::milliseconds::max()), d.lease, ec);
-}
-
 }  // namespace
 
 int run_lock(const RunOptions& o) {
@@ -39,7 +27,7 @@ int run_lock(const RunOptions& o) {
   std::optional<Lease> lease;
   try {
     Lock lock = lock_handle(*client, o);
-    lease = acquire(lock, d, ec);
+    lease = acquire_as(lock, d, ec);
   } catch (const Error& e) {
     ec = e.code();
   }

@@ -1,5 +1,5 @@
 // What `run` and `sem run` share: their durations, the not-acquired and
-// finished exit codes.
+// finished exit codes, and acquiring as the options say.
 #pragma once
 
 #include <chrono>
@@ -28,5 +28,19 @@ int not_acquired(const RunOptions& o);
 // release failed with release_ec): kExitLeaseLost when the lease was lost
 // while CMD ran, else CMD's.
 int finish(const ChildResult& child, const std::error_code& release_ec, const RunOptions& o);
+
+// Acquires `lock` (a Lock or a RedlockLock) as the durations say: nullopt
+// with ec clear when not acquired in time, nullopt with ec set on failure.
+template <class AnyLock>
+auto acquire_as(AnyLock& lock, const Durations& d, std::error_code& ec)
+    -> std::optional<decltype(lock.acquire(ec))> {
+  if (!d.wait && !d.lease) {
+    auto lease = lock.acquire(ec);
+    if (ec) return std::nullopt;
+    return lease;
+  }
+  // milliseconds::max() waits as long as it takes (wait_time.hpp).
+  return lock.try_acquire_for(d.wait.value_or(std::chrono::milliseconds::max()), d.lease, ec);
+}
 
 }  // namespace distlock::cli
