@@ -13,6 +13,7 @@
 #include "distlock/lock.hpp"
 #include "distlock/lock_async.hpp"
 #include "distlock/multi_lock.hpp"
+#include "distlock/multi_lock_async.hpp"
 #include "distlock/read_write_lock.hpp"
 #include "distlock/semaphore.hpp"
 #include "distlock/simple_lock.hpp"

@@ -22,37 +22,59 @@ using sync::deadline_after;
 
 constexpr std::string_view kWhat = "MultiLock: ";
 
-// The server and database a part's Client names, the same text in every
-// process that configures them the same way: the second half of the
-// canonical order (databases of one server are different locks here).
-std::string server_of(const Lock& part) {
+// The server (resolved: "localhost" and "127.0.0.1" are one) and the
+// database a part's Client names: databases of one server are different
+// locks here.
+struct PartServer {
+  net::ServerIdentity server;
+  int db = 0;
+
+  // The second half of the canonical order: the same in every process whose
+  // names resolve to the same addresses.
+  std::string order() const { return server.addresses.front() + "/" + std::to_string(db); }
+  bool same(const PartServer& other) const {
+    return db == other.db && server.same_server(other.server);
+  }
+  std::string text() const { return server.text + "/" + std::to_string(db); }
+};
+
+PartServer server_of(const Lock& part) {
   const ClientOptions& o = detail::Access::services(part)->options;
-  return net::server_identity(o) + "/" + std::to_string(o.db);
+  return {net::resolve_server_identity(o), o.db};
 }
 
-// Sorts by (name, server) and rejects a lock listed twice: taking it twice
+// Throws when two parts of one name are on one server: taking it twice
 // through two Clients would wait for itself forever, and through one Client
-// would count as two holds that one unlock does not undo.
+// would count as two holds that one unlock does not undo. `order` is sorted
+// by name, so parts of one name are neighbours.
+void reject_twice(const std::vector<Lock>& parts,
+                  const std::vector<std::pair<PartServer, std::size_t>>& order) {
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::string& name = parts[order[i].second].name();
+    for (std::size_t j = i + 1; j < order.size() && parts[order[j].second].name() == name; ++j) {
+      if (!order[i].first.same(order[j].first)) continue;
+      throw Error(errc::invalid_argument, "MultiLock lists the lock '" + name + "' on " +
+                                              order[i].first.text() + " twice (also as " +
+                                              order[j].first.text() + ")");
+    }
+  }
+}
+
+// Sorts by (name, server) and rejects a lock listed twice.
 std::vector<Lock> canonical(std::vector<Lock> parts) {
   if (parts.empty()) throw Error(errc::invalid_argument, "MultiLock needs at least one part");
-  std::vector<std::pair<std::string, std::size_t>> order;  // server, index into parts
+  std::vector<std::pair<PartServer, std::size_t>> order;  // server, index into parts
   order.reserve(parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) order.emplace_back(server_of(parts[i]), i);
-  const auto key = [&](const std::pair<std::string, std::size_t>& e) {
-    return std::tie(parts[e.second].name(), e.first);
-  };
-  std::sort(order.begin(), order.end(),
-            [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    const std::string& an = parts[a.second].name();
+    const std::string& bn = parts[b.second].name();
+    return an != bn ? an < bn : a.first.order() < b.first.order();
+  });
+  reject_twice(parts, order);
   std::vector<Lock> sorted;
   sorted.reserve(parts.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (i > 0 && key(order[i - 1]) == key(order[i])) {
-      throw Error(errc::invalid_argument, "MultiLock lists the lock '" +
-                                              parts[order[i].second].name() + "' on " +
-                                              order[i].first + " twice");
-    }
-    sorted.push_back(parts[order[i].second]);
-  }
+  for (const auto& e : order) sorted.push_back(parts[e.second]);
   return sorted;
 }
 

@@ -1,7 +1,11 @@
 // The bad-input table's rows for MultiLock (docs/reliability.md, "## Bad
 // input"): each bad call is rejected before anything is sent, or reports
 // not_owner and changes nothing.
+#include <gtest/gtest.h>
+
+#include <fstream>
 #include <future>
+#include <sstream>
 #include <string>
 
 #include "distlock/multi_lock.hpp"
@@ -64,6 +68,42 @@ CheckMap multi_lock_checks() {
 }
 
 const bool registered = register_checks(&multi_lock_checks);
+
+// Whether /etc/hosts maps localhost to 127.0.0.1 (so the test does not
+// depend on DNS).
+bool localhost_is_loopback() {
+  std::ifstream hosts("/etc/hosts");
+  std::string line;
+  while (std::getline(hosts, line)) {
+    std::istringstream fields(line.substr(0, line.find('#')));
+    std::string word;
+    if (!(fields >> word) || word != "127.0.0.1") continue;
+    while (fields >> word) {
+      if (word == "localhost") return true;
+    }
+  }
+  return false;
+}
+
+// The same bad input as multi_lock.part_twice, with the one server named two
+// ways: the duplicate check compares resolved addresses, not host text.
+TEST(MultiLockBadInput, OneLockOnOneServerNamedLocalhostAndLoopbackIsListedTwice) {
+  if (!localhost_is_loopback()) GTEST_SKIP() << "/etc/hosts does not map localhost to 127.0.0.1";
+  Env env;
+  ClientOptions by_name = env.options();
+  by_name.host = "localhost";
+  ClientOptions by_address = env.options();
+  ASSERT_EQ(by_address.host, "127.0.0.1");
+  Client first(by_name);
+  Client second(by_address);
+  const std::error_code ec = env.unchanged([&] {
+    MultiLock multi({first.lock("x"), second.lock("x")});
+  });
+  EXPECT_EQ(ec, errc::invalid_argument);
+  EXPECT_TRUE(env.changes.empty()) << env.changes.front();
+  // Two names on that one server are two locks.
+  EXPECT_NO_THROW(MultiLock({first.lock("x"), second.lock("y")}));
+}
 
 }  // namespace
 }  // namespace distlock::bad_input
