@@ -2,7 +2,6 @@
 // RedlockLock is a Lock over the group (RedlockPrimitive), and the group's
 // holds are the Client machinery's. Here, above the layers, because it
 // assembles a ClientImpl, as Client does.
-#include <map>
 #include <thread>
 
 #include "client_options.hpp"
@@ -43,7 +42,7 @@ const RedlockOptions& validated(const RedlockOptions& o) {
 std::vector<ClientOptions> parse_nodes(const std::vector<std::string>& uris) {
   if (uris.empty()) bad("the list of node URIs is empty (Redlock needs at least one master)");
   std::vector<ClientOptions> nodes;
-  std::map<std::string, std::size_t> seen;
+  std::vector<net::ServerIdentity> seen;
   for (std::size_t i = 0; i < uris.size(); ++i) {
     const std::string which = "node URI #" + std::to_string(i + 1);
     try {
@@ -53,11 +52,14 @@ std::vector<ClientOptions> parse_nodes(const std::vector<std::string>& uris) {
       bad(which + " does not parse: " + e.what());
     }
     validate(nodes.back());  // TLS files and the like, as a Client's
-    // Without the db: two databases of one server are not independent masters.
-    const std::string server = net::server_identity(nodes.back());
-    if (auto [at, fresh] = seen.emplace(server, i); !fresh) {
-      bad(which + " names the same server as node URI #" + std::to_string(at->second + 1) + " (" +
-          server + "); Redlock needs independent masters");
+    // Without the db: two databases of one server are not independent
+    // masters. By resolved address: "localhost" and 127.0.0.1 are one.
+    seen.push_back(net::resolve_server_identity(nodes.back()));
+    for (std::size_t j = 0; j + 1 < seen.size(); ++j) {
+      if (seen[j].same_server(seen.back())) {
+        bad(which + " names the same server as node URI #" + std::to_string(j + 1) + " (" +
+            seen.back().text + "); Redlock needs independent masters");
+      }
     }
   }
   return nodes;

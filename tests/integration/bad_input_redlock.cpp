@@ -64,6 +64,10 @@ CheckMap redlock_checks() {
       {"redlock.uri_same_server_other_db", redlock_uris([](Env& e) {
          return std::vector<std::string>{e.server.uri(), e.server.uri() + "/1"};
        })},
+      {"redlock.uri_same_server_by_name_and_address", redlock_uris([](Env& e) {
+         return std::vector<std::string>{"redis://127.0.0.1:" + std::to_string(e.server.port()),
+                                         "redis://localhost:" + std::to_string(e.server.port())};
+       })},
       {"redlock.lease_too_short", redlock_options([](RedlockOptions& o) { o.lease = 29ms; })},
       {"redlock.node_timeout_zero",
        redlock_options([](RedlockOptions& o) { o.node_timeout = 0ms; })},
