@@ -28,6 +28,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+command_line="$*"
 rounds=3 name="redlock-$(date -u +%Y-%m-%d)" unc_s=3 cont_s=10 pin=1
 dirs=()
 while [[ $# -gt 0 ]]; do
@@ -83,7 +84,9 @@ port_list=$(IFS=,; echo "${ports[*]}")
 mkdir -p bench/results
 out="bench/results/$name.jsonl"
 : >"$out"
-echo "redlock_ab: masters on $port_list; pinned: $pin; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+header="redlock_ab: scripts/redlock_ab.sh $command_line; $(date -u +%FT%TZ); masters on $port_list; pinned: $pin"
+header+="; load at start $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$header" >&2
 for round in $(seq "$rounds"); do
   sides=(A B)
   [[ ${#dirs[@]} -eq 1 ]] && sides=(A)
@@ -105,5 +108,8 @@ for line in sys.stdin:
 ' "$round" "$side" "$dir" "$pin" | tee -a "$out"
   done
 done
-echo "redlock_ab: load at end $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-python3 bench/redlock_summary.py "$out" | tee "bench/results/$name.txt"
+header+="; load at end $(cut -d' ' -f1-3 /proc/loadavg)"
+{
+  echo "$header"
+  python3 bench/redlock_summary.py "$out"
+} | tee "bench/results/$name.txt"
