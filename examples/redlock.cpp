@@ -2,9 +2,13 @@
 // if one or two of the five Redis servers are down, paused or partitioned.
 //   distlock_redlock redis://h1:6379 redis://h2:6379 redis://h3:6379 ...
 #include <distlock/distlock.hpp>
+#include <distlock/lock_async.hpp>
+
+#include <asio/use_future.hpp>
 
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +41,17 @@ int main(int argc, char** argv) {
       std::printf("report lease valid for %lld ms\n",
                   static_cast<long long>(lease->remaining().count()));
     }
+    // Async, as a Lock's: the handler gets a Lease (here through a future;
+    // a callback or asio::use_awaitable work the same way).
+    auto pending =
+        group.lock("jobs:compact").async_try_acquire_for(std::chrono::seconds(1), asio::use_future);
+    if (std::optional<distlock::Lease> lease = pending.get()) {
+      std::printf("compacting, fencing token: %s\n", lease->fencing_token() ? "yes" : "none");
+      lease->release();
+    }
+    // Queries answered by a majority of the nodes.
+    std::printf("jobs:compact locked: %s\n", group.lock("jobs:compact").is_locked() ? "yes" : "no");
+
     // The group counts its own acquires, holds and extensions (no Client):
     // render with prometheus_text(group.metrics()) or serve with MetricsServer.
     const distlock::MetricsSnapshot m = group.metrics();
