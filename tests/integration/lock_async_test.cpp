@@ -24,6 +24,7 @@
 #include "client_impl.hpp"
 #include "distlock/distlock.hpp"
 #include "distlock/lock_async.hpp"
+#include "support/app_thread.hpp"
 #include "support/redis_server.hpp"
 #include "support/test_helpers.hpp"
 
@@ -46,21 +47,7 @@ long long evalsha_calls(Client& client) {
   return at == std::string::npos ? 0 : std::stoll(stats.substr(at + field.size()));
 }
 
-// An io_context run by its own thread: the application's executor.
-class AppThread {
- public:
-  AppThread() : work_(asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
-  ~AppThread() {
-    io_.stop();  // a handler that never ran must not hang the test
-    thread_.join();
-  }
-  asio::io_context& io() { return io_; }
-
- private:
-  asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> work_;
-  std::thread thread_;
-};
+using test::AppThread;
 
 struct Outcome {
   std::error_code ec;

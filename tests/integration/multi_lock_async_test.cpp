@@ -25,6 +25,7 @@
 #include "distlock/multi_lock_async.hpp"
 #include "integration/async_helpers.hpp"
 #include "runtime/watchdog.hpp"
+#include "support/app_thread.hpp"
 #include "support/redis_server.hpp"
 #include "support/test_helpers.hpp"
 
@@ -49,21 +50,7 @@ void held_elsewhere(Client& client, const std::string& name) {
   std::async(std::launch::async, [&] { client.lock(name).lock(); }).get();
 }
 
-// An io_context run by its own thread: the application's executor.
-class AppThread {
- public:
-  AppThread() : work_(asio::make_work_guard(io_)), thread_([this] { io_.run(); }) {}
-  ~AppThread() {
-    io_.stop();  // a handler that never ran must not hang the test
-    thread_.join();
-  }
-  asio::io_context& io() { return io_; }
-
- private:
-  asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> work_;
-  std::thread thread_;
-};
+using test::AppThread;
 
 struct Outcome {
   std::error_code ec;
