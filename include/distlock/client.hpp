@@ -213,6 +213,10 @@ struct Access {
     return lock.primitive_;
   }
 
+  // A Lease owning `state` (made by the acquire calls).
+  static Lease lease(std::shared_ptr<runtime::LeaseState> state) noexcept {
+    return Lease(std::move(state));
+  }
   // The Client parts behind `lease` (null for an empty Lease).
   static std::shared_ptr<sync::Services> services(const Lease& lease) noexcept {
     return lease.services();

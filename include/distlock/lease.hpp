@@ -56,8 +56,6 @@ class Lease {
  public:
   /// An empty lease: valid() is false; release() does nothing.
   Lease() noexcept;
-  /// Internal: made by the acquire calls.
-  explicit Lease(std::shared_ptr<runtime::LeaseState> state) noexcept;
   /// Releases the lease (as release()); never throws.
   ~Lease();
   /// Takes other's holding; other becomes empty.
@@ -106,6 +104,9 @@ class Lease {
 
  private:
   friend struct detail::Access;  // the library's access (end of client.hpp)
+
+  // Made by the acquire calls (detail::Access::lease).
+  explicit Lease(std::shared_ptr<runtime::LeaseState> state) noexcept;
 
   // The Client parts behind this lease (null for an empty Lease).
   std::shared_ptr<sync::Services> services() const noexcept;

@@ -78,7 +78,7 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
   auto op = std::make_shared<sync::AcquireOp>(
       *client, primitive->acquire_step(*client, state, 1), deadline,
       [state, r = std::shared_ptr<Receiver<Lease>>(std::move(receiver))](sync::AcquireOutcome o) {
-        if (o.acquired) return r->complete({}, Lease(state));
+        if (o.acquired) return r->complete({}, detail::Access::lease(state));
         state->services->watchdog.remove(state.get());
         // Not acquired in time is no error: an empty Lease.
         r->complete(o.ec, Lease());

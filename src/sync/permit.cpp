@@ -10,7 +10,7 @@ namespace distlock {
 
 Permit::Permit() noexcept = default;
 Permit::Permit(std::shared_ptr<runtime::LeaseState> state, std::int64_t permits) noexcept
-    : lease_(std::move(state)), permits_(permits) {}
+    : lease_(detail::Access::lease(std::move(state))), permits_(permits) {}
 Permit::~Permit() = default;  // the Lease releases
 Permit::Permit(Permit&& other) noexcept
     : lease_(std::move(other.lease_)), permits_(std::exchange(other.permits_, 0)) {}
@@ -50,7 +50,7 @@ void Permit::release(std::error_code& ec) noexcept {
   // state is looked at, then handed back to the Lease, which releases it.
   std::shared_ptr<runtime::LeaseState> state = detail::Access::take_state(lease_);
   const bool lost_before = state && state->lost() && !state->released.load();
-  lease_ = Lease(std::move(state));
+  lease_ = detail::Access::lease(std::move(state));
   lease_.release(ec);
   if (!ec && lost_before) ec = errc::lease_lost;
 }

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/identity.hpp"
@@ -217,7 +218,7 @@ std::optional<Lease> acquire_lease(const std::shared_ptr<Services>& client,
   ec = o.ec;
   message = std::move(o.message);
   if (!o.acquired) return std::nullopt;
-  return Lease(std::move(state));
+  return detail::Access::lease(std::move(state));
 }
 
 }  // namespace distlock::sync
