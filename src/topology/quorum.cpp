@@ -181,12 +181,13 @@ const QuorumRule& Quorum::rule_for(const script::Script& script) const {
   return it == rules_.end() ? majority : *it->second;
 }
 
-net::Connection& Quorum::data_for(std::string_view key) {
-  return nodes_.front()->data_for(key);
+net::Connection& Quorum::data_for(std::string_view) {
+  // One connection would be one node's answer taken for the majority's.
+  throw Error(errc::invalid_argument, "a Redlock group has no single data connection");
 }
 
-net::Connection& Quorum::subscriber_for(std::string_view channel) {
-  return nodes_.front()->subscriber_for(channel);
+net::Connection& Quorum::subscriber_for(std::string_view) {
+  throw Error(errc::invalid_argument, "a Redlock group has no single pub/sub connection");
 }
 
 std::vector<net::Connection*> Quorum::subscribers_for(std::string_view channel) {

@@ -66,8 +66,9 @@ class Quorum final : public Topology {
   // calls). A script without one is answered by MajorityRule.
   void set_rule(const script::Script& script, std::shared_ptr<const QuorumRule> rule);
 
-  // Node 0's: every call and command is overridden, so these serve only
-  // what reads one connection's state.
+  // Throw Error(invalid_argument): a group has no one connection, and a
+  // caller that used one would take one node's answer for the majority's.
+  // Every call, command and state query goes through the overrides below.
   net::Connection& data_for(std::string_view key) override;
   net::Connection& subscriber_for(std::string_view channel) override;
   std::vector<net::Connection*> subscribers_for(std::string_view channel) override;

@@ -161,5 +161,19 @@ TEST(MessageDedup, AReleaseHeardFromEveryNodeIsDeliveredOnceAndOthersAlways) {
   EXPECT_TRUE(dedup.fresh("ch", "rl:1")) << "forgotten once out of the window";
 }
 
+TEST(Quorum, HasNoSingleConnectionToTakeOneNodesAnswerForTheMajoritys) {
+  asio::io_context io;
+  std::vector<ClientOptions> nodes(3);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].host = "127.0.0.1";
+    nodes[i].port = static_cast<std::uint16_t>(1 + i);  // never connected: no I/O here
+  }
+  Quorum quorum(io, nodes, std::chrono::milliseconds(100), {}, {});
+  EXPECT_THROW(quorum.data_for("k"), Error);
+  EXPECT_THROW(quorum.subscriber_for("c"), Error);
+  EXPECT_EQ(quorum.subscribers_for("c").size(), 3u) << "one per node";
+  quorum.close();
+}
+
 }  // namespace
 }  // namespace distlock::topology
