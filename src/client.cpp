@@ -60,6 +60,7 @@ ClientImpl::ClientImpl(ClientOptions options, const TopologyMaker& make)
     }
   };
   topology_ = make(io_, tls_.get(), std::move(data), std::move(subscriber));
+  if (options_.coalesce) topology_->enable_coalescing(&metrics_);
   // The handlers above run only once the I/O thread starts, after these exist.
   watchdog_ = std::make_unique<runtime::Watchdog>(
       *topology_, options_.watchdog_timeout / 3, io_,

@@ -83,6 +83,15 @@ struct ClientOptions {
   /// past it calls fail at once with errc::queue_full.
   std::size_t max_queued = 1'000'000;
 
+  /// Coalescing (docs/performance.md): script calls that would wait behind
+  /// a call of this Client in flight to the same server (the same slot under
+  /// Cluster) go out together when it is answered, as one batch call that
+  /// applies each in order and answers each separately. An idle connection
+  /// sends a call at once (no timer, no added latency); each operation keeps
+  /// its own reply, error, lease and token. false sends one call per
+  /// operation, as before. URI option `coalesce=true|false`. Default true.
+  bool coalesce = true;
+
   /// Lease of a lock taken without an explicit lease; the watchdog renews it
   /// every third of this while the lock is held. Default 30 s (as Redisson).
   std::chrono::milliseconds watchdog_timeout{30000};
@@ -165,7 +174,7 @@ struct ClientOptions {
   /// password are percent-decoded. Options: db, connect_timeout_ms,
   /// command_timeout_ms, client_name, ca_file, ca_dir, cert_file, key_file,
   /// verify_peer (true/false), server_name, min_replicas_acked,
-  /// replica_ack_timeout_ms; for sentinel URIs also sentinel_username and
+  /// replica_ack_timeout_ms, coalesce (true/false); for sentinel URIs also sentinel_username and
   /// sentinel_password.
   /// Throws Error(errc::invalid_argument) naming the problem; the message never
   /// contains the password.

@@ -227,9 +227,16 @@ void Connection::close() {
 std::error_code Connection::submit(std::string payload,
                                    std::uint32_t replies,
                                    Completion* completion) {
+  return submit(std::move(payload), replies, completion, Clock::now());
+}
+
+std::error_code Connection::submit(std::string payload,
+                                   std::uint32_t replies,
+                                   Completion* completion,
+                                   Clock::time_point since) {
   bool wake = false;
   const auto ec = pipeline_.submit(
-      {std::move(payload), replies, completion, Clock::now() + options_.command_timeout, {}},
+      {std::move(payload), replies, completion, since + options_.command_timeout, {}},
       options_.max_queued, wake);
   if (wake) asio::post(io_, [self = shared_from_this()] { self->flush(); });
   return ec;

@@ -102,6 +102,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // I/O thread. Fails at once, without calling the completion, with closed or
   // queue_full.
   std::error_code submit(std::string payload, std::uint32_t replies, Completion* completion);
+  // As above, its command_timeout counted from `since` instead of now (a
+  // call that waited in the coalescer before it was sent).
+  std::error_code submit(std::string payload,
+                         std::uint32_t replies,
+                         Completion* completion,
+                         Clock::time_point since);
 
   // Moves the connection to host:port. Thread-safe; returns at once. Every
   // later connect attempt goes there. When the address differs from the one

@@ -65,6 +65,7 @@ bool is_noscript(const Value& reply) {
 std::error_code ScriptCall::start() {
   std::string payload;
   encode_evalsha(payload, script_, keys_, args_);
+  if (since_) return connection_->submit(std::move(payload), 1, this, *since_);
   return connection_->submit(std::move(payload), 1, this);
 }
 
@@ -77,9 +78,7 @@ void ScriptCall::send(bool eval) {
   } else {
     encode_evalsha(payload, script_, keys_, args_);
   }
-  if (auto e = connection_->submit(std::move(payload), asking_ ? 2 : 1, this)) {
-    next_->complete(e, {});
-  }
+  if (auto e = connection_->submit(std::move(payload), asking_ ? 2 : 1, this)) finish(e, {});
 }
 
 bool ScriptCall::redirected(const Value& reply) {
@@ -97,7 +96,7 @@ bool ScriptCall::redirected(const Value& reply) {
     waited_ += to->delay;
     router_->after(to->delay, [this, eval](bool ok) {
       if (ok) return send(eval);
-      next_->complete(errc::closed, {});
+      finish(errc::closed, {});
     });
   }
   return true;
@@ -109,12 +108,17 @@ void ScriptCall::complete(std::error_code ec, Value reply) {
     auto parts = std::move(reply.as_array());
     reply = parts.size() == 2 ? std::move(parts[1]) : Value::error("ERR no reply after ASKING");
   }
-  if (ec) return next_->complete(ec, std::move(reply));
+  if (ec) return finish(ec, std::move(reply));
   if (redirected(reply)) return;
   if (!retried_ && is_noscript(reply)) {
     retried_ = true;
     return send(true);
   }
+  finish(ec, std::move(reply));
+}
+
+void ScriptCall::finish(std::error_code ec, Value reply) {
+  if (watcher_) watcher_->call_finished();
   next_->complete(ec, std::move(reply));
 }
 

@@ -2,6 +2,8 @@
 // EVAL fallback on NOSCRIPT.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -39,6 +41,16 @@ void encode_eval(std::string& out,
 
 // True for the server's NOSCRIPT error reply.
 bool is_noscript(const Value& reply);
+
+// Told when a ScriptCall has its final outcome, just before its `next` is
+// (the coalescer sends the operations that waited behind it).
+class CallWatcher {
+ public:
+  virtual void call_finished() = 0;
+
+ protected:
+  ~CallWatcher() = default;
+};
 
 // One script call. Sends EVALSHA; when the server answers NOSCRIPT (after
 // SCRIPT FLUSH or a restart) it sends EVAL once, which runs and caches the
@@ -79,7 +91,14 @@ class ScriptCall final : public net::Completion {
   // a command queued behind its first send (WAIT) did not follow it.
   bool resent() const noexcept { return retried_ || resent_; }
 
+  // Set before start(): `watcher` hears of the final outcome first.
+  void watch(CallWatcher* watcher) noexcept { watcher_ = watcher; }
+  // Set before start(): the first send's command_timeout counts from
+  // `since` (when the call was made, before it waited to be sent).
+  void made_at(std::chrono::steady_clock::time_point since) noexcept { since_ = since; }
+
  private:
+  void finish(std::error_code ec, Value reply);
   // Sends EVALSHA (or EVAL after NOSCRIPT), prefixed with ASKING when asked;
   // reports a failure to queue to `next`.
   void send(bool eval);
@@ -90,6 +109,8 @@ class ScriptCall final : public net::Completion {
   std::span<const std::string_view> keys_;
   std::span<const std::string_view> args_;
   net::Completion* next_;
+  CallWatcher* watcher_ = nullptr;
+  std::optional<std::chrono::steady_clock::time_point> since_;
   net::Router* router_;
   std::string_view route_key_;
   bool retried_ = false;

@@ -5,6 +5,8 @@
 #include "net/connection.hpp"
 #include "net/detached_call.hpp"
 #include "resp/encoder.hpp"
+#include "script/batch.hpp"
+#include "topology/coalescer.hpp"
 
 namespace distlock::topology {
 namespace {
@@ -35,6 +37,29 @@ class DetachedScriptCall final : public net::DetachedCall {
 
 }  // namespace
 
+Topology::Topology() = default;
+Topology::~Topology() = default;
+
+void Topology::enable_coalescing(runtime::Metrics* metrics) {
+  coalescer_ = std::make_unique<Coalescer>(*this, metrics);
+}
+
+std::error_code Topology::call(std::optional<script::ScriptCall>& slot,
+                               std::string_view route_key,
+                               const script::Script& script,
+                               std::span<const std::string_view> keys,
+                               std::span<const std::string_view> args,
+                               net::Completion* next) {
+  if (coalescer_) {
+    const script::BatchInfo info = script::batch_info(script);
+    if (info.cls != script::BatchClass::none) {
+      return coalescer_->call(slot, route_key, script, info, keys, args, next);
+    }
+  }
+  slot.emplace(data_for(route_key), script, keys, args, next, router(), route_key);
+  return slot->start();
+}
+
 std::error_code Topology::call_detached(std::string route_key,
                                         const script::Script& script,
                                         std::vector<std::string> keys,
@@ -53,6 +78,7 @@ std::error_code Topology::call_detached(std::string route_key,
 std::error_code Topology::command(std::string_view route_key,
                                   std::span<const std::string_view> args,
                                   net::Completion* completion) {
+  if (coalescer_ && coalescer_->queue_behind(route_key, args, completion)) return {};
   std::string payload;
   resp::encode_command(payload, args);
   return data_for(route_key).submit(std::move(payload), 1, completion);

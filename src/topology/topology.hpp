@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,12 +21,26 @@
 namespace distlock::net {
 class Connection;
 }
+namespace distlock::runtime {
+class Metrics;
+}
 
 namespace distlock::topology {
 
+class Coalescer;
+
 class Topology {
  public:
-  virtual ~Topology() = default;
+  Topology();
+  virtual ~Topology();
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+
+  // From now on call() coalesces the calls of batching scripts and
+  // command() queues behind calls that wait (topology/coalescer.hpp);
+  // `metrics` (may be null) counts the calls and their sizes. Before any
+  // call; the Client does it unless ClientOptions::coalesce is false.
+  void enable_coalescing(runtime::Metrics* metrics);
   // The data connection that serves `key` (every key of one primitive hashes
   // to one slot, so one connection serves them all).
   virtual net::Connection& data_for(std::string_view key) = 0;
@@ -70,16 +85,16 @@ class Topology {
   // `slot`; `keys` and `args` must stay valid until `next` completes. An
   // error means it was not queued and `next` will not be called.
   // A Quorum leaves `slot` empty: it copies `keys` and `args` and owns the
-  // fan-out itself.
+  // fan-out itself. With coalescing on, a call made while another call of
+  // its group is in flight waits for that one's outcome and then goes out
+  // with the others that waited, as one batch call; `slot` stays empty then
+  // unless it goes out alone.
   virtual std::error_code call(std::optional<script::ScriptCall>& slot,
                                std::string_view route_key,
                                const script::Script& script,
                                std::span<const std::string_view> keys,
                                std::span<const std::string_view> args,
-                               net::Completion* next) {
-    slot.emplace(data_for(route_key), script, keys, args, next, router(), route_key);
-    return slot->start();
-  }
+                               net::Completion* next);
 
   // One script call nobody waits for: as call(), but the call owns its
   // route key, `keys` and `args` (a net::DetachedCall), and hands its outcome
@@ -90,6 +105,12 @@ class Topology {
                                 std::vector<std::string> keys,
                                 std::vector<std::string> args,
                                 std::function<void(std::error_code, Value)> done);
+
+  // Null unless enable_coalescing() ran.
+  Coalescer* coalescer() noexcept { return coalescer_.get(); }
+
+ private:
+  std::unique_ptr<Coalescer> coalescer_;
 };
 
 }  // namespace distlock::topology

@@ -213,6 +213,8 @@ std::vector<Bad> bad_uris() {
       {"rediss://:secret@h?verify_peer=maybe",
        "verify_peer 'maybe' must be true or false",
        {"secret"}},
+      {"redis://:secret@h?coalesce=yes", "coalesce 'yes' must be true or false", {"secret"}},
+      {"redis://h?coalesce=", "option 'coalesce' has no value"},
       {"redis://h?connect_timeout_ms=0", "connect_timeout_ms '0' is not a positive number"},
       {"redis://h?command_timeout_ms=-5", "command_timeout_ms '-5' is not a positive number"},
       {"redis://h?connect_timeout_ms=abc", "connect_timeout_ms 'abc' is not a positive number"},
