@@ -65,6 +65,20 @@ struct HistogramSnapshot {
   ///@}
 };
 
+/// How many operations each script call carried (coalescing,
+/// ClientOptions::coalesce), Prometheus style.
+struct BatchSizeSnapshot {
+  /// Upper bounds of the buckets, in operations per call (+Inf follows).
+  static constexpr std::array<std::uint64_t, 9> kBounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+  ///@{
+  /// Cumulative: buckets[i] counts calls of <= kBounds[i] operations; the
+  /// last entry is the +Inf bucket and equals count.
+  std::array<std::uint64_t, kBounds.size() + 1> buckets{};
+  std::uint64_t count = 0;  ///< script calls sent
+  std::uint64_t sum = 0;    ///< operations they carried
+  ///@}
+};
+
 /// One primitive's part of a MetricsSnapshot.
 struct PrimitiveMetrics {
   /// Acquires that finished, by AcquireResult.
@@ -104,6 +118,11 @@ struct MetricsSnapshot {
   std::array<std::uint64_t, 3> leases_lost{};
   /// Reconnects of the data connection(s) after a connection was lost.
   std::uint64_t reconnects = 0;
+  /// The script calls of the Client's operations (acquires, releases,
+  /// rate-limiter decisions, ...; not watchdog renewals) and how many
+  /// operations each carried: a call of n > 1 is a coalesced batch.
+  /// sum / count is the mean batch size; count < sum means calls were saved.
+  BatchSizeSnapshot script_batches;
   /// Gauge: commands queued or awaiting their reply on the data connection
   /// (the standalone or Sentinel master's; under Cluster, summed over the
   /// masters).
@@ -130,7 +149,8 @@ struct PrometheusOptions {
 /// "text/plain; version=0.0.4"): families distlock_acquires_total,
 /// distlock_acquires_contended_total, distlock_acquire_wait_seconds,
 /// distlock_hold_seconds, distlock_renewals_total, distlock_leases_lost_total,
-/// distlock_reconnects_total, distlock_commands_in_flight, distlock_held
+/// distlock_reconnects_total, distlock_script_batch_size,
+/// distlock_commands_in_flight, distlock_held
 /// (docs/monitoring.md), each with HELP and TYPE lines. Throws
 /// Error(errc::invalid_argument) for a bad constant label name. Any thread.
 std::string prometheus_text(const MetricsSnapshot& snapshot, const PrometheusOptions& options = {});

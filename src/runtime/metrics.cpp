@@ -92,6 +92,13 @@ MetricsSnapshot Metrics::snapshot() const {
   }
   s.reconnects = reconnects_.load(std::memory_order_relaxed);
   s.held_now = held_now_.load(std::memory_order_relaxed);
+  std::uint64_t running = 0;
+  for (std::size_t i = 0; i < batch_sizes_.size(); ++i) {
+    running += batch_sizes_[i].load(std::memory_order_relaxed);
+    s.script_batches.buckets[i] = running;
+  }
+  s.script_batches.count = running;
+  s.script_batches.sum = batch_ops_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -76,6 +76,15 @@ class Metrics {
     lost_[static_cast<std::size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
 #endif
   }
+  // A script call carrying `ops` operations went out.
+  void script_call([[maybe_unused]] std::size_t ops) noexcept {
+#if DISTLOCK_METRICS
+    std::size_t b = 0;
+    while (b < BatchSizeSnapshot::kBounds.size() && ops > BatchSizeSnapshot::kBounds[b]) ++b;
+    batch_sizes_[b].fetch_add(1, std::memory_order_relaxed);
+    batch_ops_.fetch_add(ops, std::memory_order_relaxed);
+#endif
+  }
   void reconnected() noexcept {
 #if DISTLOCK_METRICS
     reconnects_.fetch_add(1, std::memory_order_relaxed);
@@ -99,6 +108,8 @@ class Metrics {
   std::array<std::atomic<std::uint64_t>, 3> lost_{};
   std::atomic<std::uint64_t> reconnects_{0};
   std::atomic<std::int64_t> held_now_{0};
+  std::array<std::atomic<std::uint64_t>, BatchSizeSnapshot::kBounds.size() + 1> batch_sizes_{};
+  std::atomic<std::uint64_t> batch_ops_{0};
 };
 
 // The metrics part of one holding (a member of LeaseState). start() on the

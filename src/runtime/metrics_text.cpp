@@ -112,6 +112,22 @@ class Writer {
     sample(base + "_count", labels, h.count);
   }
 
+  void histogram(std::string_view name, const BatchSizeSnapshot& h) {
+    const std::string base(name);
+    for (std::size_t i = 0; i < h.buckets.size(); ++i) {
+      std::string l = "le=\"";
+      if (i < BatchSizeSnapshot::kBounds.size()) {
+        append_number(l, BatchSizeSnapshot::kBounds[i]);
+      } else {
+        l += "+Inf";
+      }
+      l += '"';
+      sample(base + "_bucket", l, h.buckets[i]);
+    }
+    sample(base + "_sum", "", h.sum);
+    sample(base + "_count", "", h.count);
+  }
+
   std::string take() { return std::move(out_); }
 
  private:
@@ -179,6 +195,9 @@ void write_leases(Writer& w, const MetricsSnapshot& s) {
   w.family("distlock_reconnects_total", "counter",
            "Reconnects of the data connection after it was lost.");
   w.sample("distlock_reconnects_total", "", s.reconnects);
+  w.family("distlock_script_batch_size", "histogram",
+           "Operations per script call (coalescing): count = calls, sum = operations.");
+  w.histogram("distlock_script_batch_size", s.script_batches);
   w.family("distlock_commands_in_flight", "gauge",
            "Commands queued or awaiting their reply on the data connection.");
   w.sample("distlock_commands_in_flight", "", s.commands_in_flight);

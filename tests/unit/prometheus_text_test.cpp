@@ -27,6 +27,7 @@ TEST(PrometheusText, AnEmptySnapshotParsesAndHasEveryFamilyWithHelpAndType) {
       {"distlock_renewals_total", "counter"},
       {"distlock_leases_lost_total", "counter"},
       {"distlock_reconnects_total", "counter"},
+      {"distlock_script_batch_size", "histogram"},
       {"distlock_commands_in_flight", "gauge"},
       {"distlock_held", "gauge"}};
   ASSERT_EQ(parsed.families.size(), expected.size());
@@ -80,6 +81,25 @@ TEST(PrometheusText, HistogramObservationsLandInCumulativeBucketsWithBoundsInclu
   EXPECT_EQ(p.value("distlock_hold_seconds_count", Labels{{"primitive", "lock"}}), 4);
   EXPECT_DOUBLE_EQ(p.value("distlock_hold_seconds_sum", Labels{{"primitive", "lock"}}),
                    0.001 + 0.0015 + 20 + 3600);
+}
+
+TEST(PrometheusText, BatchSizesLandInCumulativeBucketsWithCallsAsCountAndOperationsAsSum) {
+  runtime::Metrics m;
+  m.script_call(1);    // a call alone: le="1"
+  m.script_call(2);    // exactly on the bound 2
+  m.script_call(3);    // le="4"
+  m.script_call(300);  // +Inf only
+  const auto p = parse_prometheus(prometheus_text(m.snapshot()));
+  auto bucket = [&](const std::string& le) {
+    return p.value("distlock_script_batch_size_bucket", Labels{{"le", le}});
+  };
+  EXPECT_EQ(bucket("1"), 1);
+  EXPECT_EQ(bucket("2"), 2);
+  EXPECT_EQ(bucket("4"), 3);
+  EXPECT_EQ(bucket("256"), 3);
+  EXPECT_EQ(bucket("+Inf"), 4);
+  EXPECT_EQ(p.value("distlock_script_batch_size_count", Labels{}), 4);
+  EXPECT_EQ(p.value("distlock_script_batch_size_sum", Labels{}), 306);
 }
 
 TEST(PrometheusText, ConstantLabelValuesAreEscapedAndParseBackUnchanged) {
