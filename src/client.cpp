@@ -65,7 +65,7 @@ ClientImpl::ClientImpl(ClientOptions options, const TopologyMaker& make)
   watchdog_ = std::make_unique<runtime::Watchdog>(
       *topology_, options_.watchdog_timeout / 3, io_,
       topology::ReplicaAck{options_.min_replicas_acked, options_.replica_ack_timeout}, &metrics_);
-  waiters_ = std::make_unique<runtime::Waiters>(*topology_);
+  waiters_ = std::make_unique<runtime::Waiters>(*topology_, io_);
   long_holds_ = std::make_unique<runtime::LongHoldMonitor>(io_, options_.long_hold_warning,
                                                            &options_.on_long_hold);
   services_ = std::unique_ptr<sync::Services>(

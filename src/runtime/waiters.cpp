@@ -1,6 +1,10 @@
 #include "runtime/waiters.hpp"
 
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+#include <atomic>
 #include <functional>
+#include <vector>
 
 #include "distlock/error.hpp"
 #include "net/connection.hpp"
@@ -37,9 +41,27 @@ void submit_detached(net::Connection& connection,
       [&](net::DetachedCall& c) { return connection.submit(std::move(payload), 1, &c); });
 }
 
+std::atomic<std::chrono::milliseconds::rep> linger_ms{Waiters::kLinger.count()};
+
 }  // namespace
 
-Waiters::Waiters(topology::Topology& topology) : topology_(topology) {}
+std::chrono::milliseconds subscription_linger() noexcept {
+  return std::chrono::milliseconds(linger_ms.load());
+}
+
+void set_subscription_linger(std::chrono::milliseconds linger) noexcept {
+  linger_ms.store(linger.count());
+}
+
+struct Waiters::LingerTimer {
+  explicit LingerTimer(asio::io_context& io) : timer(io) {}
+  asio::steady_timer timer;
+};
+
+Waiters::Waiters(topology::Topology& topology, asio::io_context& io)
+    : topology_(topology), timer_(std::make_unique<LingerTimer>(io)) {}
+
+Waiters::~Waiters() = default;
 
 void Waiters::subscribe(const std::string& channel) {
   // One connection, or every node of a quorum: the first confirmation wakes
@@ -53,6 +75,14 @@ void Waiters::subscribe(const std::string& channel) {
         *connection, std::move(payload),
         channel_reply([this, channel] { confirmed(channel); },
                       [this, channel](const std::string& why) { refused(channel, why); }));
+  }
+}
+
+void Waiters::unsubscribe(const std::string& channel) {
+  for (net::Connection* connection : topology_.subscribers_for(channel)) {
+    std::string payload;
+    resp::encode_command(payload, {"UNSUBSCRIBE", channel});
+    submit_detached(*connection, std::move(payload), {});
   }
 }
 
@@ -74,7 +104,15 @@ void Waiters::refused(const std::string& channel, const std::string& reason) {
   auto it = channels_.find(channel);
   if (it == channels_.end() || closed_) return;
   // Waiting without the channel would silently degrade to polling at the
-  // holder's TTL: report the refusal instead. Each waiter removes itself.
+  // holder's TTL: report the refusal instead. Each waiter removes itself;
+  // unconfirmed, the channel does not linger, so the next waiter subscribes
+  // again (and hears the refusal) instead of joining a dead subscription.
+  it->second.confirmed = false;
+  if (it->second.idle_until) {
+    channels_.erase(it);
+    unsubscribe(channel);  // other nodes of a quorum may have confirmed it
+    return;
+  }
   for (auto& w : it->second.waiters.all()) {
     w->fail(errc::server_error, "SUBSCRIBE to " + channel + " was refused: " + reason);
   }
@@ -84,6 +122,7 @@ void Waiters::add(const std::string& channel, const std::shared_ptr<Waiter>& wai
   if (closed_) return waiter->fail(errc::closed, "the client was closed");
   auto [it, inserted] = channels_.try_emplace(channel);
   it->second.waiters.push(waiter);
+  it->second.idle_until.reset();
   if (inserted) {
     subscribe(channel);
   } else if (it->second.confirmed) {
@@ -97,17 +136,56 @@ void Waiters::remove(const std::string& channel, Waiter* waiter, bool pass_signa
   if (it == channels_.end()) return;
   auto& queue = it->second.waiters;
   const bool unused = queue.remove(waiter);
-  if (queue.empty()) {
-    channels_.erase(it);
-    if (closed_) return;
-    for (net::Connection* connection : topology_.subscribers_for(channel)) {
-      std::string payload;
-      resp::encode_command(payload, {"UNSUBSCRIBE", channel});
-      submit_detached(*connection, std::move(payload), {});
-    }
+  if (!queue.empty()) {
+    if (pass_signal && unused) on_message(channel, "1");
     return;
   }
-  if (pass_signal && unused) on_message(channel, "1");
+  if (closed_) {
+    channels_.erase(it);
+    return;
+  }
+  const auto linger = subscription_linger();
+  // Only a confirmed subscription lingers: one still pending (or lost with
+  // its connection) is dropped as before, so a later waiter's subscribe and
+  // its confirmation (or refusal) are its own.
+  if (linger.count() > 0 && it->second.confirmed && channels_.size() <= kMaxChannels) {
+    const auto until = Clock::now() + linger;
+    it->second.idle_until = until;
+    if (!armed_for_ || until < *armed_for_) arm(until);
+    return;
+  }
+  channels_.erase(it);
+  unsubscribe(channel);
+}
+
+void Waiters::arm(Clock::time_point at) {
+  armed_for_ = at;
+  timer_->timer.expires_at(at);
+  timer_->timer.async_wait([this, at](std::error_code ec) {
+    // Cancelled (closing, or re-armed for an earlier time): the later wait
+    // owns the timer now.
+    if (ec || closed_ || armed_for_ != at) return;
+    armed_for_.reset();
+    sweep(Clock::now());
+  });
+}
+
+void Waiters::sweep(Clock::time_point now) {
+  std::vector<std::string> expired;
+  std::optional<Clock::time_point> next;
+  for (const auto& [channel, entry] : channels_) {
+    if (!entry.idle_until) continue;
+    if (*entry.idle_until <= now) {
+      expired.push_back(channel);
+    } else if (!next || *entry.idle_until < *next) {
+      next = entry.idle_until;
+    }
+  }
+  for (const auto& channel : expired) {
+    channels_.erase(channel);
+    unsubscribe(channel);
+  }
+  if (next) arm(*next);
 }
 
 void Waiters::on_message(const std::string& channel, std::string_view payload) {
@@ -131,6 +209,8 @@ void Waiters::on_disconnected() {
 
 void Waiters::close() {
   closed_ = true;
+  armed_for_.reset();
+  timer_->timer.cancel();
   auto channels = std::move(channels_);
   channels_.clear();
   for (auto& [channel, entry] : channels) {

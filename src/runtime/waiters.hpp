@@ -1,14 +1,25 @@
 // Waiting without polling: one pub/sub subscription per lock channel per
 // Client, reference-counted by the waiters on it. All on the I/O thread.
+//
+// A channel whose last waiter left stays subscribed for a while (it
+// lingers): a thread that waits on the same channel round after round (a
+// fair lock's waiter on its own channel, a contended Lock's waiters) joins a
+// confirmed subscription and pays no SUBSCRIBE round trip per wait. A timer
+// on the I/O thread unsubscribes it once it has been idle that long.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <unordered_map>
 
 #include "runtime/wait_queue.hpp"
 
+namespace asio {
+class io_context;
+}
 namespace distlock::net {
 class Connection;
 }
@@ -18,42 +29,81 @@ class Topology;
 
 namespace distlock::runtime {
 
+// How long a channel stays subscribed after its last waiter left:
+// Waiters::kLinger unless changed. An internal hook, not public API: tests
+// set it far beyond their bounds (so only a lingering subscription explains
+// what they see) or short (to see it dropped). Process-wide; it applies to
+// channels that become idle after the change. 0 unsubscribes at once.
+std::chrono::milliseconds subscription_linger() noexcept;
+// `linger` >= 0.
+void set_subscription_linger(std::chrono::milliseconds linger) noexcept;
+
 class Waiters {
  public:
-  // Subscribes on topology's subscriber connections.
-  explicit Waiters(topology::Topology& topology);
+  using Clock = std::chrono::steady_clock;
+  // The default linger: long enough to span the rounds of a busy waiter,
+  // short enough that a name nobody waits on any more costs the server a
+  // subscription for seconds, not for the Client's life.
+  static constexpr std::chrono::milliseconds kLinger{2000};
+  // While the Client has more channels than this, one whose last waiter left
+  // is unsubscribed at once (a process waiting on many distinct names keeps
+  // no unbounded set of idle subscriptions).
+  static constexpr std::size_t kMaxChannels = 1024;
 
-  // Adds `waiter` to `channel`, subscribing when it is the first one. The
-  // waiter is woken once the subscription is confirmed (immediately when it
-  // already is).
+  // Subscribes on topology's subscriber connections; the linger timer runs
+  // on `io` (the I/O thread).
+  Waiters(topology::Topology& topology, asio::io_context& io);
+  ~Waiters();
+  Waiters(const Waiters&) = delete;
+  Waiters& operator=(const Waiters&) = delete;
+
+  // Adds `waiter` to `channel`, subscribing when nobody waits on it and it is
+  // not lingering. The waiter is woken once the subscription is confirmed
+  // (immediately when it already is, lingering or not: a message that came
+  // while nobody waited was dropped, so the waiter reads the state again).
   void add(const std::string& channel, const std::shared_ptr<Waiter>& waiter);
-  // Removes it; unsubscribes when it was the last one. A signal it had not
-  // acted on passes to the next waiter, so no unlock message is wasted.
+  // Removes it. When it was the last one, the channel lingers (confirmed
+  // subscriptions only, and while the Client has at most kMaxChannels), or
+  // is unsubscribed at once. A signal it had not acted on passes to the next
+  // waiter, so no unlock message is wasted.
   void remove(const std::string& channel, Waiter* waiter, bool pass_signal);
   // A message on `channel`: hands it to the waiters it is for (see
-  // WaitQueue), through Waiter::message (which wakes them by default).
+  // WaitQueue), through Waiter::message (which wakes them by default). On a
+  // lingering channel nobody waits: the message is dropped.
   void on_message(const std::string& channel, std::string_view payload);
-  // The pub/sub connection came (back) up: resubscribe every channel and wake
-  // every waiter, since messages may have been lost while it was down.
+  // The pub/sub connection came (back) up: resubscribe every channel (the
+  // lingering ones too) and wake every waiter, since messages may have been
+  // lost while it was down.
   void on_connected(bool reconnected);
   // The pub/sub connection dropped: subscriptions are unconfirmed until the
   // resubscribe; waiters fall back on their TTL timers meanwhile.
   void on_disconnected();
-  // Aborts every waiter (Client closing).
+  // Aborts every waiter (Client closing) and stops the linger timer.
   void close();
+  // Subscribed channels, lingering ones included.
   std::size_t channel_count() const noexcept { return channels_.size(); }
 
  private:
   struct Channel {
     WaitQueue waiters;
     bool confirmed = false;
+    // Set while nobody waits on it: when it is unsubscribed.
+    std::optional<Clock::time_point> idle_until;
   };
+  struct LingerTimer;
+
   void subscribe(const std::string& channel);
+  void unsubscribe(const std::string& channel);
   void confirmed(const std::string& channel);
   void refused(const std::string& channel, const std::string& reason);
+  // Unsubscribes the channels whose linger is over; re-arms for the next.
+  void sweep(Clock::time_point now);
+  void arm(Clock::time_point at);
 
   topology::Topology& topology_;
   std::unordered_map<std::string, Channel> channels_;
+  std::unique_ptr<LingerTimer> timer_;
+  std::optional<Clock::time_point> armed_for_;  // the timer's expiry while armed
   bool closed_ = false;
 };
 
