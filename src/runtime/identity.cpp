@@ -5,9 +5,11 @@
 #include <openssl/rand.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -16,9 +18,19 @@
 namespace distlock::runtime {
 namespace {
 
+// The kernel's CSPRNG (getrandom(2), which OpenSSL's own DRBG seeds from):
+// no OpenSSL DRBG to set up, which a one-lock process (the CLI) would pay
+// for at start. RAND_bytes where getrandom is missing or fails.
 void os_random(unsigned char* out, std::size_t size) {
-  if (RAND_bytes(out, static_cast<int>(size)) != 1) {
-    throw std::runtime_error("distlock: the OpenSSL CSPRNG failed to produce random bytes");
+  while (size > 0) {
+    const ssize_t got = getrandom(out, size, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    out += got;
+    size -= static_cast<std::size_t>(got);
+  }
+  if (size > 0 && RAND_bytes(out, static_cast<int>(size)) != 1) {
+    throw std::runtime_error("distlock: the CSPRNG failed to produce random bytes");
   }
 }
 
@@ -32,20 +44,18 @@ std::array<unsigned char, 16> os_random_16() {
 //
 // A token must be unguessable: knowing any number of other tokens (an
 // attacker who reads keys on the server sees many) must not help predict
-// one. RAND_bytes per token gives that but costs a DRBG call through the
-// provider layers and a getpid() system call (its fork check) per
-// acquisition: about 12 us on a paravirtualized host, against about 16 ns
-// per token of keystream.
+// one. RAND_bytes per token gives that at the price of a DRBG call through
+// OpenSSL's provider layers per acquisition; a keystream costs a copy.
 //
 // Each thread instead reads a ChaCha20 keystream (OpenSSL EVP) under a
-// 256-bit key from RAND_bytes. ChaCha20 is a PRF: without the key its
-// output cannot be told from random bytes, so tokens seen give nothing
+// 256-bit key from the kernel CSPRNG (os_random). ChaCha20 is a PRF:
+// without the key its output cannot be told from random bytes, so tokens seen give nothing
 // about tokens not seen, and 2^128 guesses per token stay the only attack.
 // Each key encrypts one buffer (kBuffer bytes, IV 0: a key is never used
 // twice, so no nonce repeats); the buffer's first 32 bytes become the next
 // key ("fast key erasure"), and every byte handed out is wiped, so the
 // state in memory at any moment reveals no token handed out before. Every
-// kReseedEvery buffers the key comes from RAND_bytes again, so a state
+// kReseedEvery buffers the key comes from os_random again, so a state
 // read from memory stops predicting tokens after that.
 //
 // Fork: a forked child starts with a copy of the forking thread's state and
@@ -54,10 +64,11 @@ std::array<unsigned char, 16> os_random_16() {
 // however the child was made (fork, _Fork, clone without CLONE_VM); and a
 // pthread_atfork handler bumps a generation that every draw compares, which
 // covers fork() where the page cannot be so marked (kernel < 4.14). No
-// system call per token: getpid() costs microseconds on such hosts.
+// system call per token (a getpid() check would cost microseconds on a
+// paravirtualized host).
 //
 // Where ChaCha20 is not available (a FIPS-only provider), every token comes
-// from RAND_bytes as before.
+// from os_random.
 constexpr std::size_t kKeySize = 32;
 constexpr std::size_t kBuffer = 1024 + kKeySize;  // 64 tokens and the next key
 constexpr unsigned kReseedEvery = 1024;           // buffers: 65,536 tokens
@@ -165,7 +176,7 @@ class ThreadGenerator {
 };
 
 std::array<unsigned char, 16> token_bytes() {
-  // A thread's first token comes from RAND_bytes: a process that takes one
+  // A thread's first token comes from os_random: a process that takes one
   // lock (the CLI) does not pay for setting up the cipher.
   thread_local bool first = true;
   if (first) {

@@ -1,6 +1,6 @@
-// Unguessable identifiers: client ids from OpenSSL RAND_bytes, lease tokens
-// from a per-thread ChaCha20 keystream seeded from it (identity.cpp says why
-// that is as safe).
+// Unguessable identifiers: client ids from the kernel CSPRNG (getrandom;
+// OpenSSL RAND_bytes where it is missing), lease tokens from a per-thread
+// ChaCha20 keystream seeded from it (identity.cpp says why that is as safe).
 #pragma once
 
 #include <string>
