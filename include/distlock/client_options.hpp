@@ -79,6 +79,14 @@ struct ClientOptions {
   std::chrono::milliseconds reconnect_min_delay{20};
   std::chrono::milliseconds reconnect_max_delay{2000};
   ///@}
+  /// Send SCRIPT LOAD of every distlock script in each data connection's
+  /// handshake (its replies, errors included, are ignored), so that after a
+  /// connect or reconnect no call meets NOSCRIPT. false: nothing is
+  /// preloaded; a call whose script the server does not hold yet meets
+  /// NOSCRIPT and is sent once more as EVAL (one more round trip, once per
+  /// script and server), which suits a short-lived process that runs two or
+  /// three scripts, such as the distlock CLI. Default true.
+  bool preload_scripts = true;
   /// At most this many commands may be queued or in flight on one connection;
   /// past it calls fail at once with errc::queue_full.
   std::size_t max_queued = 1'000'000;
@@ -174,7 +182,8 @@ struct ClientOptions {
   /// password are percent-decoded. Options: db, connect_timeout_ms,
   /// command_timeout_ms, client_name, ca_file, ca_dir, cert_file, key_file,
   /// verify_peer (true/false), server_name, min_replicas_acked,
-  /// replica_ack_timeout_ms, coalesce (true/false); for sentinel URIs also sentinel_username and
+  /// replica_ack_timeout_ms, coalesce (true/false), preload_scripts
+  /// (true/false); for sentinel URIs also sentinel_username and
   /// sentinel_password.
   /// Throws Error(errc::invalid_argument) naming the problem; the message never
   /// contains the password.

@@ -37,6 +37,7 @@ ConnectionHandshake::ConnectionHandshake(const ClientOptions& options,
     resp::encode_command(payload_, args);
     steps_.push_back("PING");
   }
+  if (!options.preload_scripts) return;  // each script loads on its first NOSCRIPT
   for (const auto& command : preload) {
     const std::vector<std::string_view> args(command.begin(), command.end());
     resp::encode_command(payload_, args);

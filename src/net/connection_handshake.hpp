@@ -15,7 +15,8 @@ namespace distlock::net {
 // (db other than 0), CLIENT SETNAME (a client name is set), or a PING when
 // none of those applies, so that a server speaking another protocol (TLS to a
 // plain client) fails the connect rather than the first command; then the
-// preloaded commands, whose replies, errors included, are ignored.
+// preloaded commands, whose replies, errors included, are ignored (none when
+// options.preload_scripts is false).
 //
 // Pure: no I/O. The connection writes payload() as one request expecting
 // replies() replies and hands the reply to check().

@@ -310,7 +310,8 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
   if (tls == std::end(kTlsStrings) && name != "db" && name != "connect_timeout_ms" &&
       name != "command_timeout_ms" && name != "client_name" && name != "verify_peer" &&
       name != "min_replicas_acked" && name != "replica_ack_timeout_ms" &&
-      name != "sentinel_username" && name != "sentinel_password" && name != "coalesce") {
+      name != "sentinel_username" && name != "sentinel_password" && name != "coalesce" &&
+      name != "preload_scripts") {
     fail("unknown option " + quote(name));
   }
   if (value.empty() && name != "client_name") fail("option " + quote(name) + " has no value");
@@ -344,11 +345,11 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
       fail("client_name " + quote(value) + " contains a space or special character");
     }
     options_.client_name = value;
-  } else if (name == "coalesce") {
+  } else if (name == "coalesce" || name == "preload_scripts") {
     if (value != "true" && value != "false") {
-      fail("coalesce " + quote(value) + " must be true or false");
+      fail(name + " " + quote(value) + " must be true or false");
     }
-    options_.coalesce = value == "true";
+    (name == "coalesce" ? options_.coalesce : options_.preload_scripts) = value == "true";
   } else if (name == "verify_peer") {
     require_tls(name);
     if (value != "true" && value != "false") {

@@ -1,4 +1,6 @@
-// Unguessable identifiers from the OS CSPRNG (OpenSSL RAND_bytes).
+// Unguessable identifiers: client ids from the kernel CSPRNG (getrandom;
+// OpenSSL RAND_bytes where it is missing), lease tokens from a per-thread
+// ChaCha20 keystream seeded from it (identity.cpp says why that is as safe).
 #pragma once
 
 #include <string>
@@ -11,7 +13,9 @@ namespace distlock::runtime {
 // let two holders share a lock.
 std::string random_uuid();
 
-// 128 random bits as 32 lowercase hex characters.
+// 128 random bits as 32 lowercase hex characters, from the calling thread's
+// generator: no lock, no system call; reseeded in a forked child. Throws
+// std::runtime_error if the CSPRNG fails.
 std::string random_token();
 
 // "<client_id>:<thread-number>": the calling thread's owner id for the

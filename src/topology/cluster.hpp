@@ -45,8 +45,11 @@ namespace distlock::topology {
 // map again, RoutedCommand resends plain commands.
 //
 // Thread safety: data_for / subscriber_for / command / router() from any
-// thread (the map is under the pool's mutex, taken on every call); the rest
-// on the I/O thread.
+// thread; the rest on the I/O thread. The per-call lookup (batch_group, and
+// data_for once the slot's master has a connection) takes no lock and
+// allocates nothing: the pool's slot table is read with atomic loads, and
+// only changes to it (a map installed, a MOVED slot, a first connection)
+// take the pool's mutex.
 class Cluster final : public Topology, private net::Router, private ClusterNodePool::Connector {
  public:
   Cluster(asio::io_context& io,

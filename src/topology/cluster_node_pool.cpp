@@ -9,7 +9,7 @@ ClusterNodePool::Node& ClusterNodePool::node_locked(const std::string& host, std
   for (auto& n : nodes_) {
     if (n->port == port && n->host == host) return *n;
   }
-  nodes_.push_back(std::make_unique<Node>(Node{host, port, nullptr}));
+  nodes_.push_back(std::make_unique<Node>(host, port));
   return *nodes_.back();
 }
 
@@ -19,15 +19,34 @@ ClusterNodePool::Node& ClusterNodePool::first_seed_locked() {
 
 net::Connection& ClusterNodePool::connection_locked(Node& node) {
   if (!node.data) {
-    node.data = connector_.data_connection(node.host, node.port);
-    if (!closed_) node.data->start();
+    auto c = connector_.data_connection(node.host, node.port);
+    if (!closed_.load(std::memory_order_relaxed)) c->start();
+    set_data_locked(node, std::move(c));
   }
   return *node.data;
 }
 
+void ClusterNodePool::set_data_locked(Node& node, std::shared_ptr<net::Connection> c) {
+  node.data = std::move(c);
+  // Release: a reader that sees the pointer sees the started Connection.
+  node.published.store(node.data.get(), std::memory_order_release);
+}
+
+void ClusterNodePool::map_slot_locked(std::uint16_t slot, Node* node) {
+  // Release: a reader that sees the node sees its host, port and published.
+  slots_[slot].store(node, std::memory_order_release);
+}
+
 net::Connection& ClusterNodePool::data_for(std::uint16_t slot) {
+  // Every routed call comes here: no lock, no allocation, two loads. Node and
+  // Connection outlive the pool's users (nodes_ never shrinks; a node's
+  // connection is set once), so the pointers read stay valid.
+  if (const Node* mapped = slots_[slot].load(std::memory_order_acquire)) {
+    if (net::Connection* c = mapped->published.load(std::memory_order_acquire)) return *c;
+  }
+  // First use of the master's connection, or no master known for the slot.
   std::lock_guard lock(mutex_);
-  Node* n = slots_[slot];
+  Node* n = slots_[slot].load(std::memory_order_relaxed);
   if (!n) {
     // Slot unknown (no map yet, or its master failed): any node; it answers
     // MOVED when another serves the slot.
@@ -40,31 +59,28 @@ net::Connection& ClusterNodePool::subscriber() {
   std::lock_guard lock(mutex_);
   if (!subscriber_) {
     Node* n = nullptr;
-    for (auto* s : slots_) {
-      if (s) {
-        n = s;
-        break;
-      }
+    for (const auto& s : slots_) {
+      n = s.load(std::memory_order_relaxed);
+      if (n) break;
     }
     if (!n) n = &first_seed_locked();
     subscriber_node_ = n;
     subscriber_ = connector_.subscriber_connection(n->host, n->port, false);
-    if (!closed_) subscriber_->start();
+    if (!closed_.load(std::memory_order_relaxed)) subscriber_->start();
   }
   return *subscriber_;
 }
 
 net::Connection* ClusterNodePool::follow(const ClusterRedirect& r) {
   std::lock_guard lock(mutex_);
-  if (closed_) return nullptr;
+  if (closed_.load(std::memory_order_relaxed)) return nullptr;
   Node& n = node_locked(r.host, r.port);
-  if (r.kind == ClusterRedirect::Kind::moved) slots_[r.slot] = &n;
+  if (r.kind == ClusterRedirect::Kind::moved) map_slot_locked(r.slot, &n);
   return &connection_locked(n);
 }
 
 bool ClusterNodePool::closed() const {
-  std::lock_guard lock(mutex_);
-  return closed_;
+  return closed_.load(std::memory_order_acquire);
 }
 
 void ClusterNodePool::add_seeds() {
@@ -80,7 +96,7 @@ void ClusterNodePool::adopt(const std::vector<SlotRange>& ranges,
   install_locked(ranges);
   Node& n = node_locked(host, port);
   if (!n.data) {
-    n.data = std::move(connection);
+    set_data_locked(n, std::move(connection));
   } else {
     connection->close();
   }
@@ -88,7 +104,7 @@ void ClusterNodePool::adopt(const std::vector<SlotRange>& ranges,
 
 net::Connection* ClusterNodePool::map_source() {
   std::lock_guard lock(mutex_);
-  if (closed_ || nodes_.empty()) return nullptr;
+  if (closed_.load(std::memory_order_relaxed) || nodes_.empty()) return nullptr;
   net::Connection* c = nullptr;
   const std::size_t n = nodes_.size();
   for (std::size_t i = 0; i < n && !c; ++i) {
@@ -103,7 +119,7 @@ net::Connection* ClusterNodePool::map_source() {
 std::optional<ClusterNodePool::Installed> ClusterNodePool::install(
     const std::optional<std::vector<SlotRange>>& ranges) {
   std::lock_guard lock(mutex_);
-  if (closed_) return std::nullopt;
+  if (closed_.load(std::memory_order_relaxed)) return std::nullopt;
   Installed out;
   if (ranges) out.moved = install_locked(*ranges);
   out.unhealthy = !ranges || unhealthy_locked();
@@ -115,9 +131,10 @@ bool ClusterNodePool::install_locked(const std::vector<SlotRange>& ranges) {
   for (const auto& r : ranges) {
     Node& n = node_locked(r.host, r.port);
     for (unsigned s = r.first; s <= r.last; ++s) {
-      if (slots_[s] == &n) continue;
-      if (slots_[s]) changed = true;
-      slots_[s] = &n;
+      const Node* was = slots_[s].load(std::memory_order_relaxed);
+      if (was == &n) continue;
+      if (was) changed = true;
+      map_slot_locked(static_cast<std::uint16_t>(s), &n);
     }
   }
   const bool report = changed && mapped_;
@@ -127,7 +144,8 @@ bool ClusterNodePool::install_locked(const std::vector<SlotRange>& ranges) {
 
 bool ClusterNodePool::unhealthy_locked() const {
   const Node* last = nullptr;
-  for (const Node* s : slots_) {
+  for (const auto& slot : slots_) {
+    const Node* s = slot.load(std::memory_order_relaxed);
     if (!s) return true;
     if (s == last) continue;
     last = s;
@@ -139,7 +157,8 @@ bool ClusterNodePool::unhealthy_locked() const {
 ClusterNodePool::Node* ClusterNodePool::subscriber_target_locked() const {
   bool still_master = false;
   Node* target = nullptr;
-  for (Node* s : slots_) {
+  for (const auto& slot : slots_) {
+    Node* s = slot.load(std::memory_order_relaxed);
     if (s == subscriber_node_) still_master = true;
     if (!target && s && s != subscriber_node_ && s->data && s->data->connected()) target = s;
   }
@@ -154,7 +173,7 @@ void ClusterNodePool::move_subscriber_if_stranded() {
   std::shared_ptr<net::Connection> old;
   {
     std::lock_guard lock(mutex_);
-    if (!subscriber_ || !subscriber_down_ || closed_) return;
+    if (!subscriber_ || !subscriber_down_ || closed_.load(std::memory_order_relaxed)) return;
     Node* target = subscriber_target_locked();
     if (!target) return;
     old = subscriber_;
@@ -171,7 +190,7 @@ void ClusterNodePool::close() {
   std::vector<std::shared_ptr<net::Connection>> all;
   {
     std::lock_guard lock(mutex_);
-    closed_ = true;
+    closed_.store(true, std::memory_order_release);
     for (auto& n : nodes_) {
       if (n->data) all.push_back(n->data);
     }

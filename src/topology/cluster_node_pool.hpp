@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -24,9 +25,17 @@ namespace distlock::topology {
 // A slot with no known master falls back to the first node (the first seed
 // when none is known): a wrong node answers MOVED.
 //
-// Thread safety: every member may be called from any thread (one mutex, never
-// held while a connection is closed) except where a comment says "I/O
-// thread". The Connector is called under that mutex.
+// Thread safety: every member may be called from any thread except where a
+// comment says "I/O thread". Changes (a new node, a connection made on first
+// use, a map installed, a MOVED slot) take one mutex, never held while a
+// connection is closed; the Connector is called under it. The per-call
+// lookup, data_for() of a slot whose master's connection exists, takes no
+// lock and allocates nothing: the slot table is an array of atomic node
+// pointers and each node publishes its connection once, atomically. Nodes
+// are never freed before the pool, so a pointer read from the table stays
+// valid; a reader racing an install sees each slot's old or new master
+// (whole maps need no consistency: a call touches one slot, and a stale
+// master answers MOVED).
 class ClusterNodePool {
  public:
   // Makes connections (not started) for the pool; their handlers are the
@@ -53,7 +62,8 @@ class ClusterNodePool {
   ClusterNodePool(const ClientOptions& options, Connector& connector);
 
   // The data connection of the master of `slot`; made and started on first
-  // use (not started after close()).
+  // use (not started after close()). Lock-free and allocation-free once that
+  // connection exists.
   net::Connection& data_for(std::uint16_t slot);
   // The pub/sub connection: made and started on first use, to the first
   // mapped master (the first seed before any map).
@@ -97,14 +107,19 @@ class ClusterNodePool {
 
  private:
   struct Node {
-    std::string host;
-    std::uint16_t port = 0;
-    std::shared_ptr<net::Connection> data;  // made on first use
+    Node(std::string h, std::uint16_t p) : host(std::move(h)), port(p) {}
+    const std::string host;
+    const std::uint16_t port;
+    std::shared_ptr<net::Connection> data;  // made on first use; under mutex_
+    // data.get() once data is set (and started): read without the mutex.
+    std::atomic<net::Connection*> published{nullptr};
   };
 
   Node& node_locked(const std::string& host, std::uint16_t port);
   Node& first_seed_locked();
   net::Connection& connection_locked(Node& node);
+  void set_data_locked(Node& node, std::shared_ptr<net::Connection> c);
+  void map_slot_locked(std::uint16_t slot, Node* node);
   bool install_locked(const std::vector<SlotRange>& ranges);  // true: moved
   bool unhealthy_locked() const;
   Node* subscriber_target_locked() const;  // where a stranded subscriber goes
@@ -114,12 +129,13 @@ class ClusterNodePool {
 
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Node>> nodes_;  // never shrinks: Node& stays valid
-  std::array<Node*, kSlotCount> slots_{};
+  // slot -> master; written under mutex_, read by data_for() without it.
+  std::array<std::atomic<Node*>, kSlotCount> slots_{};
   std::shared_ptr<net::Connection> subscriber_;
   Node* subscriber_node_ = nullptr;
   std::vector<std::shared_ptr<net::Connection>> retired_;  // kept until close
   std::size_t map_cursor_ = 0;
-  bool closed_ = false;
+  std::atomic<bool> closed_{false};  // written under mutex_
   bool mapped_ = false;
   bool subscriber_down_ = false;  // I/O thread (read under mutex_ there too)
 };

@@ -110,5 +110,15 @@ TEST(ConnectionHandshake, AnErrorToAPreloadedCommandIsIgnored) {
   EXPECT_FALSE(h.check(reply(h, "+OK\r\n-NOPERM this user has no permissions\r\n"), message));
 }
 
+TEST(ConnectionHandshake, WithoutPreloadScriptsNothingIsPreloaded) {
+  auto o = options();
+  o.client_name = "svc";
+  o.preload_scripts = false;
+  const ConnectionHandshake h(o, {{"SCRIPT", "LOAD", "return 1"}});
+  EXPECT_EQ(h.payload(), command({"CLIENT", "SETNAME", "svc"}));
+  std::string message;
+  EXPECT_FALSE(h.check(reply(h, "+OK\r\n"), message));
+}
+
 }  // namespace
 }  // namespace distlock::net

@@ -111,6 +111,12 @@ std::vector<Good> good_uris() {
          o.tls.enabled = true;
          o.tls.cert_file = "/both.pem";
        }},
+      {"redis://h?preload_scripts=false",
+       [](ClientOptions& o) {
+         o.host = "h";
+         o.preload_scripts = false;
+       }},
+      {"redis://h?preload_scripts=true", [](ClientOptions& o) { o.host = "h"; }},
       {"unix:///var/run/redis.sock", [](ClientOptions& o) { o.unix_path = "/var/run/redis.sock"; }},
       {"unix:///tmp/redis%20test.sock?db=2&client_name=x",
        [](ClientOptions& o) {
@@ -144,6 +150,7 @@ void expect_same(const ClientOptions& got, const ClientOptions& want, const std:
   EXPECT_EQ(got.tls.server_name, want.tls.server_name);
   EXPECT_EQ(got.connect_timeout, want.connect_timeout);
   EXPECT_EQ(got.command_timeout, want.command_timeout);
+  EXPECT_EQ(got.preload_scripts, want.preload_scripts);
 }
 
 TEST(ClientOptionsFromUri, ParsesEveryWellFormedUriIntoTheExpectedFields) {
@@ -166,6 +173,7 @@ TEST(ClientOptionsFromUri, LeavesEverythingNotInTheUriAtItsDefault) {
   EXPECT_EQ(got.watchdog_timeout, defaults.watchdog_timeout);
   EXPECT_EQ(got.reconnect_min_delay, defaults.reconnect_min_delay);
   EXPECT_TRUE(got.tls.server_name.empty()) << "empty means: the host";
+  EXPECT_TRUE(got.preload_scripts);
 }
 
 struct Bad {
@@ -215,6 +223,10 @@ std::vector<Bad> bad_uris() {
        {"secret"}},
       {"redis://:secret@h?coalesce=yes", "coalesce 'yes' must be true or false", {"secret"}},
       {"redis://h?coalesce=", "option 'coalesce' has no value"},
+      {"redis://:secret@h?preload_scripts=no",
+       "preload_scripts 'no' must be true or false",
+       {"secret"}},
+      {"redis://h?preload_scripts=", "option 'preload_scripts' has no value"},
       {"redis://h?connect_timeout_ms=0", "connect_timeout_ms '0' is not a positive number"},
       {"redis://h?command_timeout_ms=-5", "command_timeout_ms '-5' is not a positive number"},
       {"redis://h?connect_timeout_ms=abc", "connect_timeout_ms 'abc' is not a positive number"},

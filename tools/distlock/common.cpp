@@ -22,6 +22,10 @@ std::optional<Client> connect(const CommonOptions& options, int& exit_code) {
   try {
     ClientOptions client_options = ClientOptions::from_uri(effective_uri(options.uri));
     client_options.client_name = "distlock-cli";
+    // One process per command running two or three scripts: loading every
+    // script at connect costs more than the first call's NOSCRIPT -> EVAL
+    // (which happens only on a server that never ran that script).
+    client_options.preload_scripts = false;
     std::optional<std::chrono::milliseconds> watchdog;
     if (!parse_duration_option("--watchdog", options.watchdog, watchdog)) {
       exit_code = kExitUsage;
