@@ -145,8 +145,8 @@ void run_semaphore(const Config& config, int threads, int permits, bool permit_h
   add_latency(line, "acquire", summarize(acq));
   add_latency(line, "release", summarize(rel));
   emit(line);
-  stats.command("DEL", name, "distlock_semaphore_leases:{" + name + "}",
-                "distlock_semaphore_holders:{" + name + "}");
+  stats.command("DEL", name, "distlock_sem_holders:{" + name + "}",
+                "distlock_sem_counts:{" + name + "}");
 }
 
 void run_rate_limiter(const Config& config, int threads, int rate, int interval_ms) {
@@ -295,8 +295,8 @@ void run_watchdog_permits(const Config& config, int holdings, int watchdog_ms) {
       .add("permits_available_after_release", available_after)
       .add_raw("client_commands", client_commands_json(calls, lua_called_commands(config.lua_dir)));
   emit(line);
-  stats.command("DEL", name, "distlock_semaphore_leases:{" + name + "}",
-                "distlock_semaphore_holders:{" + name + "}");
+  stats.command("DEL", name, "distlock_sem_holders:{" + name + "}",
+                "distlock_sem_counts:{" + name + "}");
 }
 
 }  // namespace distlock_bench

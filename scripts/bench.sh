@@ -225,18 +225,21 @@ cli flushall >/dev/null
 # the benchmarked rate (mostly refusals, as in the scenario).
 synchronizer_limits() {
   local sa sr rl p
-  local sem=rb:sem leases='distlock_semaphore_leases:{rb:sem}'
-  local holders='distlock_semaphore_holders:{rb:sem}' chan='redisson_sc:{rb:sem}'
+  local sem=rb:sem holders='distlock_sem_holders:{rb:sem}' counts='distlock_sem_counts:{rb:sem}'
+  local v1='distlock_semaphore_leases:{rb:sem} distlock_semaphore_holders:{rb:sem}'
+  local chan='redisson_sc:{rb:sem}'
   sa=$(cli script load "$(cat src/script/lua/semaphore_acquire.lua)")
   sr=$(cli script load "$(cat src/script/lua/semaphore_release.lua)")
   rl=$(cli script load "$(cat src/script/lua/rate_limiter_acquire.lua)")
   log "synchronizer limits (redis-benchmark)"
   for p in 1 16; do
     cli set "$sem" 1000000000000 >/dev/null
-    cli hset "$holders" h 1000000000000 >/dev/null
-    cli zadd "$leases" 99999999999999 h >/dev/null
-    rb_sized semaphore_acquire 64 $p EVALSHA "$sa" 3 "$sem" "$leases" "$holders" h 1 30000 "$chan"
-    rb_sized semaphore_release 64 $p EVALSHA "$sr" 3 "$sem" "$leases" "$holders" h 1 0 "$chan"
+    cli hset "$counts" h 1000000000000 >/dev/null
+    cli zadd "$holders" 99999999999999 h >/dev/null
+    # shellcheck disable=SC2086 # $v1: the earlier layout's two keys
+    rb_sized semaphore_acquire 64 $p EVALSHA "$sa" 5 "$sem" "$holders" "$counts" $v1 h 1 30000 \
+      "$chan"
+    rb_sized semaphore_release 64 $p EVALSHA "$sr" 3 "$sem" "$holders" "$counts" h 1 0 "$chan"
     cli hset rb:rl rate 1000 interval 1000 debt 0 ts 0 >/dev/null
     rb_sized rate_limiter 64 $p EVALSHA "$rl" 1 rb:rl 1
     cli flushall >/dev/null

@@ -83,10 +83,12 @@ class Permit {
 ///
 /// Layout (docs/semaphore.md): the key `name` holds the available permits (a
 /// string integer, as Redisson's RSemaphore), the zset
-/// `distlock_semaphore_leases:{name}` each holder's lease deadline on the
-/// server's clock, the hash `distlock_semaphore_holders:{name}` each holder's
-/// count; waiters listen on `redisson_sc:{name}`. Every script first gives
-/// back the permits of holders whose lease has ended (a dead process's).
+/// `distlock_sem_holders:{name}` each holder's lease deadline on the
+/// server's clock, the hash `distlock_sem_counts:{name}` the count of each
+/// holder that holds other than 1; waiters listen on `redisson_sc:{name}`.
+/// The permits of holders whose lease has ended (a dead process's) are
+/// given back by the first acquire that would otherwise wait, and by
+/// available_permits(), drain_permits() and add_permits().
 ///
 /// Permits taken by acquire()/try_acquire*() are held by the Client: any of
 /// its threads may release them. They are leased for

@@ -8,8 +8,10 @@ namespace {
 // The prefixes of the keys that hang off another key (is_auxiliary_key).
 constexpr std::string_view kFairQueue = "redisson_lock_queue";
 constexpr std::string_view kFairTimeout = "redisson_lock_timeout";
-constexpr std::string_view kSemaphoreLeases = "distlock_semaphore_leases";
-constexpr std::string_view kSemaphoreHolders = "distlock_semaphore_holders";
+constexpr std::string_view kSemaphoreHolders = "distlock_sem_holders";
+constexpr std::string_view kSemaphoreCounts = "distlock_sem_counts";
+constexpr std::string_view kSemaphoreV1Leases = "distlock_semaphore_leases";
+constexpr std::string_view kSemaphoreV1Holders = "distlock_semaphore_holders";
 constexpr std::string_view kFencingCounter = "redisson_lock_token";
 constexpr std::string_view kReadTimeout = "rwlock_timeout";
 
@@ -81,12 +83,20 @@ std::string rw_channel(std::string_view name) {
   return prefixed("redisson_rwlock", name);
 }
 
-std::string semaphore_leases_key(std::string_view name) {
-  return prefixed(kSemaphoreLeases, name);
-}
-
 std::string semaphore_holders_key(std::string_view name) {
   return prefixed(kSemaphoreHolders, name);
+}
+
+std::string semaphore_counts_key(std::string_view name) {
+  return prefixed(kSemaphoreCounts, name);
+}
+
+std::string semaphore_v1_leases_key(std::string_view name) {
+  return prefixed(kSemaphoreV1Leases, name);
+}
+
+std::string semaphore_v1_holders_key(std::string_view name) {
+  return prefixed(kSemaphoreV1Holders, name);
 }
 
 std::string semaphore_channel(std::string_view name) {
@@ -103,7 +113,8 @@ std::string simple_lock_channel(std::string_view name) {
 
 bool is_auxiliary_key(std::string_view key) {
   for (const std::string_view prefix :
-       {kFairQueue, kFairTimeout, kFencingCounter, kSemaphoreLeases, kSemaphoreHolders}) {
+       {kFairQueue, kFairTimeout, kFencingCounter, kSemaphoreHolders, kSemaphoreCounts,
+        kSemaphoreV1Leases, kSemaphoreV1Holders}) {
     if (key.starts_with(prefix) && key.substr(prefix.size()).starts_with(':')) return true;
   }
   const std::string read_timeout = ":" + std::string(kReadTimeout) + ":";

@@ -53,12 +53,17 @@ std::string rw_key_prefix(std::string_view name);
 std::string rw_timeout_prefix(std::string_view name, std::string_view owner);
 std::string rw_channel(std::string_view name);
 
-// The semaphore: the zset holder -> lease deadline
-// "distlock_semaphore_leases:{name}", the hash holder -> permits
-// "distlock_semaphore_holders:{name}", and the channel releases publish on,
-// Redisson's "redisson_sc:{name}" (all prefixName rule).
-std::string semaphore_leases_key(std::string_view name);
+// The semaphore (docs/semaphore.md, Layout): the zset holder -> lease
+// deadline "distlock_sem_holders:{name}", the hash holder -> permits for
+// holders of other than 1 "distlock_sem_counts:{name}", and the channel
+// releases publish on, Redisson's "redisson_sc:{name}"; the earlier layout's
+// zset "distlock_semaphore_leases:{name}" and hash
+// "distlock_semaphore_holders:{name}" (every holder's count), whose expired
+// holders the scripts still reclaim (all prefixName rule).
 std::string semaphore_holders_key(std::string_view name);
+std::string semaphore_counts_key(std::string_view name);
+std::string semaphore_v1_leases_key(std::string_view name);
+std::string semaphore_v1_holders_key(std::string_view name);
 std::string semaphore_channel(std::string_view name);
 
 // The count-down latch's channel: "redisson_countdownlatch__channel:{name}"

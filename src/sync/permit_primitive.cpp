@@ -14,13 +14,12 @@ namespace {
 std::int64_t script_call(Services& client,
                          const PermitPrimitive& semaphore,
                          const script::Script& script,
+                         std::span<const std::string_view> keys,
                          std::span<const std::string_view> args,
                          std::error_code& ec) {
-  ReleaseArgs keys;
-  semaphore.keys(keys);
   std::string what;
   const Value reply =
-      call_script_blocking(client, semaphore.route_key(), script, keys.key_span(), args, ec, what);
+      call_script_blocking(client, semaphore.route_key(), script, keys, args, ec, what);
   if (ec) return 0;
   if (!reply.is_integer()) {
     ec = errc::protocol_error;
@@ -33,15 +32,17 @@ std::int64_t script_call(Services& client,
 
 PermitPrimitive::PermitPrimitive(std::string semaphore_name, Holder h)
     : Primitive(std::move(semaphore_name), "semaphore"),
-      leases(semaphore_leases_key(name)),
       holders(semaphore_holders_key(name)),
+      counts(semaphore_counts_key(name)),
+      v1_leases(semaphore_v1_leases_key(name)),
+      v1_holders(semaphore_v1_holders_key(name)),
       channel(semaphore_channel(name)),
       holder(h) {}
 
 void PermitPrimitive::keys(ReleaseArgs& out) const {
   out.key(name);
-  out.key(leases);
   out.key(holders);
+  out.key(counts);
 }
 
 std::unique_ptr<HoldingStep> PermitPrimitive::acquire_step(Services& client,
@@ -51,7 +52,7 @@ std::unique_ptr<HoldingStep> PermitPrimitive::acquire_step(Services& client,
 }
 
 runtime::Renewal PermitPrimitive::renewal(const std::string& owner) const {
-  return {runtime::Renewal::Kind::permit_holder, leases, owner, {}};
+  return {runtime::Renewal::Kind::permit_holder, holders, owner, {}};
 }
 
 const script::Script& PermitPrimitive::release_script() const {
@@ -90,7 +91,9 @@ std::int64_t PermitPrimitive::give_back(Services& client,
                                         std::error_code& ec) const {
   const std::string count = std::to_string(n);
   const std::string_view args[] = {state.owner, count, retire ? "1" : "0", channel};
-  return script_call(client, *this, release_script(), args, ec);
+  ReleaseArgs k;
+  keys(k);
+  return script_call(client, *this, release_script(), k.key_span(), args, ec);
 }
 
 std::int64_t PermitPrimitive::admin(Services& client,
@@ -99,7 +102,8 @@ std::int64_t PermitPrimitive::admin(Services& client,
                                     std::error_code& ec) const {
   const std::string v = std::to_string(value);
   const std::string_view args[] = {op, v, channel};
-  return script_call(client, *this, script::scripts().semaphore_admin, args, ec);
+  const auto k = reclaim_keys();
+  return script_call(client, *this, script::scripts().semaphore_admin, k, args, ec);
 }
 
 }  // namespace distlock::sync

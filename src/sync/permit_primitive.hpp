@@ -1,11 +1,12 @@
 // The semaphore's permits as a Primitive: a holder (its own id on the
 // server, not reentrant) takes n permits with semaphore_acquire.lua, keeps
-// them under a lease in the zset `leases` (renewed as Renewal::Kind::
+// them under a lease in the zset `holders` (renewed as Renewal::Kind::
 // permit_holder), and gives them back with semaphore_release.lua
 // (docs/semaphore.md). A Permit's holder is a Lease of it; the Client's
 // shared holder (SemaphoreState) is a Holding of it too.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,9 +35,12 @@ class PermitPrimitive final : public Primitive {
   PermitPrimitive(std::string name, Holder holder);
 
   const std::string& name = Primitive::name();  // the available permits
-  const std::string leases;                     // zset holder -> lease deadline (server ms)
-  const std::string holders;                    // hash holder -> permits held
-  const std::string channel;                    // releases publish the number released here
+  const std::string holders;                    // zset holder -> lease deadline (server ms)
+  const std::string counts;                     // hash holder -> permits held, when not 1
+  // The earlier layout's zset and hash: its expired holders are reclaimed.
+  const std::string v1_leases;
+  const std::string v1_holders;
+  const std::string channel;  // releases publish the number released here
   const Holder holder;
 
   std::string_view route_key() const override { return name; }
@@ -59,8 +63,13 @@ class PermitPrimitive final : public Primitive {
   // What a release of `expected` sends as semaphore_release.lua's n ("0":
   // all) and retire flag ("1": retire the holder), as `holder` decides.
   std::pair<std::string_view, std::string_view> release_count(std::string_view expected) const;
-  // The KEYS of every semaphore script.
+  // The KEYS of semaphore_release.lua (the name, holders, counts).
   void keys(ReleaseArgs& out) const;
+  // The KEYS of semaphore_acquire.lua and semaphore_admin.lua: those and
+  // the earlier layout's two keys.
+  std::array<std::string_view, 5> reclaim_keys() const {
+    return {name, holders, counts, v1_leases, v1_holders};
+  }
   // semaphore_release.lua, blocking: gives back n (0 = all) of `state`'s
   // permits; `retire` also gives back any rest and forgets the holder.
   // Returns the script's own reply (>= 1 given back, -1 not held, -2 holds

@@ -18,7 +18,7 @@ PermitStep::PermitStep(Services& client,
       n_(n),
       n_text_(std::to_string(n)),
       channel_(semaphore.channel) {
-  keys_ = {semaphore.name, semaphore.leases, semaphore.holders};
+  keys_ = semaphore.reclaim_keys();
   args_ = {state_->owner, n_text_, state_->ttl_text, channel_};
 }
 

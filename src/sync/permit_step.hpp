@@ -40,7 +40,7 @@ class PermitStep : public HoldingStep {
  private:
   const std::string n_text_;
   const std::string_view channel_;
-  std::array<std::string_view, 3> keys_;
+  std::array<std::string_view, 5> keys_;
   std::array<std::string_view, 4> args_;
 };
 

@@ -2,6 +2,8 @@
 // processes (distlock run) and by this test's own Client.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <sstream>
 
 #include "cli/cli_support.hpp"
@@ -206,6 +208,22 @@ TEST_F(Inspect, ForceUnlockDeletesALockHeldByAnotherProcessWhichThenExits76) {
   // The holder's next renewal finds the lock gone: its command gets SIGTERM.
   const ToolResult h = finish(holder);
   EXPECT_EQ(h.status, 76) << h.err;
+}
+
+TEST_F(Inspect, StatusOfASemaphoreListsEachHolderWithItsCountInBothLayouts) {
+  Client client(options_for(server_));
+  Semaphore sem = client.semaphore("pool");
+  ASSERT_TRUE(sem.try_set_permits(6));
+  Permit one = sem.acquire_permit(1);  // no field in distlock_sem_counts: holds 1
+  Permit two = sem.acquire_permit(2);
+  // A holder of the earlier layout (a field for every holder).
+  server_.cli({"HSET", "distlock_semaphore_holders:{pool}", "old", "3"});
+  server_.cli({"ZADD", "distlock_semaphore_leases:{pool}", "99999999999999", "old"});
+  const Json s = json_of({"status", "pool", "--uri", uri_, "--json"});
+  EXPECT_EQ(s["kind"].string, "semaphore");
+  std::multiset<std::int64_t> counts;
+  for (const Json& h : s["holders"].array) counts.insert(h["count"].number);
+  EXPECT_EQ(counts, (std::multiset<std::int64_t>{1, 2, 3}));
 }
 
 TEST_F(Inspect, ForceUnlockOfAFreeNameSaysItWasNotLocked) {

@@ -3,6 +3,8 @@
 // (checked on the server), bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <asio/bind_cancellation_slot.hpp>
 #include <asio/cancellation_signal.hpp>
 #include <asio/use_future.hpp>
@@ -35,11 +37,16 @@ constexpr auto kLongLease = std::chrono::minutes(10);
 std::string channel(const std::string& name) {
   return "redisson_sc:{" + name + "}";
 }
-long long holders(Client& c, const std::string& name) {
-  return c.command("HLEN", "distlock_semaphore_holders:{" + name + "}").as_integer();
-}
+// Holders with a lease (docs/semaphore.md, Layout).
 long long leases(Client& c, const std::string& name) {
-  return c.command("ZCARD", "distlock_semaphore_leases:{" + name + "}").as_integer();
+  return c.command("ZCARD", "distlock_sem_holders:{" + name + "}").as_integer();
+}
+// Those that hold permits: not the ones whose count went to 0.
+long long holders(Client& c, const std::string& name) {
+  const Value counts = c.command("HVALS", "distlock_sem_counts:{" + name + "}");
+  const auto zero =
+      std::ranges::count_if(counts.as_array(), [](const Value& v) { return v.as_string() == "0"; });
+  return leases(c, name) - zero;
 }
 long long available(Client& c, const std::string& name) {
   return std::stoll(c.command("GET", name).as_string());

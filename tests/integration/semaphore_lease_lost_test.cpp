@@ -87,7 +87,7 @@ TEST(Semaphore, AfterItsPermitsWereLostTheClientsNextAcquireCountsFromZero) {
   sem.acquire(2);
   // The holder's lease deadline moved into the past on the server: its next
   // renewal finds the lease over.
-  const std::string leases = "distlock_semaphore_leases:{taken}";
+  const std::string leases = "distlock_sem_holders:{taken}";
   const Value ids = admin.command("ZRANGE", leases, 0, -1);
   ASSERT_EQ(ids.as_array().size(), 1u);
   admin.command("ZADD", leases, "XX", 0, ids.as_array()[0].as_string());
@@ -99,7 +99,7 @@ TEST(Semaphore, AfterItsPermitsWereLostTheClientsNextAcquireCountsFromZero) {
   sem.release(1, ec);
   EXPECT_FALSE(ec) << ec.message();
   EXPECT_EQ(available(admin, "taken"), 3);
-  EXPECT_EQ(admin.command("HLEN", "distlock_semaphore_holders:{taken}").as_integer(), 0);
+  EXPECT_EQ(admin.command("EXISTS", leases, "distlock_sem_counts:{taken}").as_integer(), 0);
 }
 
 }  // namespace

@@ -22,8 +22,10 @@ TEST(KeyLayout, APlainNameGetsRedissonsKeysAndChannelsWithTheNameAsHashTag) {
   EXPECT_EQ(sync::rw_key_prefix("job"), "{job}");
   EXPECT_EQ(sync::rw_timeout_prefix("job", "c:1"), "{job}:c:1:rwlock_timeout");
   EXPECT_EQ(sync::rw_channel("job"), "redisson_rwlock:{job}");
-  EXPECT_EQ(sync::semaphore_leases_key("job"), "distlock_semaphore_leases:{job}");
-  EXPECT_EQ(sync::semaphore_holders_key("job"), "distlock_semaphore_holders:{job}");
+  EXPECT_EQ(sync::semaphore_holders_key("job"), "distlock_sem_holders:{job}");
+  EXPECT_EQ(sync::semaphore_counts_key("job"), "distlock_sem_counts:{job}");
+  EXPECT_EQ(sync::semaphore_v1_leases_key("job"), "distlock_semaphore_leases:{job}");
+  EXPECT_EQ(sync::semaphore_v1_holders_key("job"), "distlock_semaphore_holders:{job}");
   EXPECT_EQ(sync::semaphore_channel("job"), "redisson_sc:{job}");
   EXPECT_EQ(sync::latch_channel("job"), "redisson_countdownlatch__channel:{job}");
   EXPECT_EQ(sync::simple_lock_channel("job"), "distlock_simple_lock__channel:{job}");
@@ -36,8 +38,10 @@ TEST(KeyLayout, ANameWithAHashTagOfItsOwnKeepsItInEveryName) {
   EXPECT_EQ(sync::fair_timeout_key(name), "redisson_lock_timeout:{t}:job");
   EXPECT_EQ(sync::rw_key_prefix(name), "{t}:job");
   EXPECT_EQ(sync::rw_channel(name), "redisson_rwlock:{t}:job");
-  EXPECT_EQ(sync::semaphore_leases_key(name), "distlock_semaphore_leases:{t}:job");
-  EXPECT_EQ(sync::semaphore_holders_key(name), "distlock_semaphore_holders:{t}:job");
+  EXPECT_EQ(sync::semaphore_holders_key(name), "distlock_sem_holders:{t}:job");
+  EXPECT_EQ(sync::semaphore_counts_key(name), "distlock_sem_counts:{t}:job");
+  EXPECT_EQ(sync::semaphore_v1_leases_key(name), "distlock_semaphore_leases:{t}:job");
+  EXPECT_EQ(sync::semaphore_v1_holders_key(name), "distlock_semaphore_holders:{t}:job");
   EXPECT_EQ(sync::semaphore_channel(name), "redisson_sc:{t}:job");
   EXPECT_EQ(sync::latch_channel(name), "redisson_countdownlatch__channel:{t}:job");
   EXPECT_EQ(sync::simple_lock_channel(name), "distlock_simple_lock__channel:{t}:job");
@@ -50,8 +54,10 @@ TEST(KeyLayout, ANameWithAnOpenBraceButNoTagIsNotWrappedInBracesByThePrefixRule)
   EXPECT_EQ(sync::lock_channel(name), "redisson_lock__channel:a{b");
   EXPECT_EQ(sync::rw_key_prefix(name), "a{b");
   EXPECT_EQ(sync::rw_channel(name), "redisson_rwlock:a{b");
-  EXPECT_EQ(sync::semaphore_leases_key(name), "distlock_semaphore_leases:a{b");
-  EXPECT_EQ(sync::semaphore_holders_key(name), "distlock_semaphore_holders:a{b");
+  EXPECT_EQ(sync::semaphore_holders_key(name), "distlock_sem_holders:a{b");
+  EXPECT_EQ(sync::semaphore_counts_key(name), "distlock_sem_counts:a{b");
+  EXPECT_EQ(sync::semaphore_v1_leases_key(name), "distlock_semaphore_leases:a{b");
+  EXPECT_EQ(sync::semaphore_v1_holders_key(name), "distlock_semaphore_holders:a{b");
   EXPECT_EQ(sync::semaphore_channel(name), "redisson_sc:a{b");
   EXPECT_EQ(sync::latch_channel(name), "redisson_countdownlatch__channel:a{b");
   EXPECT_EQ(sync::simple_lock_channel(name), "distlock_simple_lock__channel:a{b");
@@ -85,7 +91,8 @@ TEST(KeyLayout, TheCounterAndTheFairKeysShareTheNamesSlotForAnyName) {
 TEST(KeyLayout, TheKeysBesideAPrimitivesOwnKeyAreAuxiliary) {
   for (const std::string& key :
        {sync::fencing_counter_key("x}{y"), sync::fair_queue_key("a{b"), sync::fair_timeout_key("j"),
-        sync::semaphore_leases_key("s"), sync::semaphore_holders_key("s"),
+        sync::semaphore_holders_key("s"), sync::semaphore_counts_key("s"),
+        sync::semaphore_v1_leases_key("s"), sync::semaphore_v1_holders_key("s"),
         sync::rw_timeout_prefix("rw", "c:1") + ":1"}) {
     EXPECT_TRUE(sync::is_auxiliary_key(key)) << key;
   }

@@ -72,7 +72,7 @@ TEST(PermitPrimitive, AHolderIsRenewedByItsLeaseInTheLeasesZset) {
   const PermitPrimitive p("job", Holder::permit);
   const auto r = p.renewal("holder-1");
   EXPECT_EQ(r.kind, runtime::Renewal::Kind::permit_holder);
-  EXPECT_EQ(r.key, "distlock_semaphore_leases:{job}");
+  EXPECT_EQ(r.key, "distlock_sem_holders:{job}");
   EXPECT_EQ(r.member, "holder-1");
   EXPECT_TRUE(r.key2.empty());
   EXPECT_EQ(p.route_key(), "job");

@@ -101,15 +101,31 @@ void read_hash_entry(Client& client, Entry& e) {
   }
 }
 
+// The semaphore's holders (docs/semaphore.md, Layout): each member of the
+// holders zset holds its field of the counts hash, or 1 without one; each
+// field of the earlier layout's hash holds its value.
+void read_semaphore_holders(Client& client, Entry& e) {
+  const Fields counts = read_hash(client, sync::semaphore_counts_key(e.name));
+  const Value members = client.command("ZRANGE", sync::semaphore_holders_key(e.name), 0, -1);
+  for (const Value& m : members.as_array()) {
+    const std::string id = m.as_string();
+    const auto f =
+        std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == id; });
+    e.holders.push_back({id, f == counts.end() ? 1 : to_int(f->second).value_or(0), ""});
+  }
+  for (const auto& [id, count] : read_hash(client, sync::semaphore_v1_holders_key(e.name))) {
+    e.holders.push_back({id, to_int(count).value_or(0), ""});
+  }
+}
+
 void read_counter(Client& client, Entry& e, std::int64_t value) {
   e.value = value;
-  const std::string holders = sync::semaphore_holders_key(e.name);
   const std::string semaphore_channel = sync::semaphore_channel(e.name);
-  if (exists(client, holders) || exists(client, sync::semaphore_leases_key(e.name))) {
+  if (exists(client, sync::semaphore_holders_key(e.name)) ||
+      exists(client, sync::semaphore_v1_leases_key(e.name)) ||
+      exists(client, sync::semaphore_v1_holders_key(e.name))) {
     e.kind = "semaphore";
-    for (const auto& [id, count] : read_hash(client, holders)) {
-      e.holders.push_back({id, to_int(count).value_or(0), ""});
-    }
+    read_semaphore_holders(client, e);
     e.waiters = subscribers(client, semaphore_channel);
     return;
   }

@@ -8,7 +8,8 @@
 -- ARGV[2]  the value ('set', 'add'), ARGV[3] the channel: a positive
 --          'set' or 'add' publishes the permits it made available
 -- Every op but 'set' first gives back the permits of holders whose lease
--- has ended (as in semaphore_acquire.lua).
+-- has ended (as semaphore_acquire.lua does when short, here at most 1000 of
+-- each layout per call).
 local op = ARGV[1]
 if op == 'set' then
   if redis.call('exists', KEYS[1]) == 1 then return 0 end
@@ -19,10 +20,18 @@ end
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local back = 0
-for _, h in ipairs(redis.call('zrangebyscore', KEYS[2], '-inf', now)) do
-  back = back + (tonumber(redis.call('hget', KEYS[3], h)) or 0)
-  redis.call('hdel', KEYS[3], h)
-  redis.call('zrem', KEYS[2], h)
+for k = 2, 4, 2 do
+  local gone = redis.call('zrangebyscore', KEYS[k], '-inf', now, 'limit', 0, 1000)
+  if #gone > 0 then
+    local counts = redis.call('hmget', KEYS[k + 1], unpack(gone))
+    local implicit = 0
+    if k == 2 then implicit = 1 end
+    for i = 1, #gone do
+      back = back + (tonumber(counts[i]) or implicit)
+    end
+    redis.call('hdel', KEYS[k + 1], unpack(gone))
+    redis.call('zrem', KEYS[k], unpack(gone))
+  end
 end
 if back > 0 then
   redis.call('incrby', KEYS[1], back)
