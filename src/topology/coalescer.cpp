@@ -159,18 +159,26 @@ void Coalescer::Group::call_finished() {
     if (waiting_.empty()) return;
     ops.swap(waiting_);
     behind.swap(behind_);
-    // One call per run of one class, counted before any goes out.
+    // One call per run, counted before any goes out.
+    std::size_t first = 0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (i == 0 || ops[i].info.cls != ops[i - 1].info.cls) ++in_flight_;
+      if (starts_run(ops, first, i)) {
+        first = i;
+        ++in_flight_;
+      }
     }
   }
   owner_.send(*this, ops, behind);
 }
 
+bool Coalescer::starts_run(const std::vector<Op>& ops, std::size_t first, std::size_t i) {
+  return i == 0 || ops[i].info.cls != ops[first].info.cls || i - first == kMaxBatch;
+}
+
 void Coalescer::send(Group& g, std::vector<Op>& ops, std::vector<Command>& behind) {
   std::size_t first = 0;
   for (std::size_t i = 1; i <= ops.size(); ++i) {
-    if (i == ops.size() || ops[i].info.cls != ops[first].info.cls) {
+    if (i == ops.size() || starts_run(ops, first, i)) {
       send_run(g, ops, first, i);
       first = i;
     }

@@ -32,7 +32,8 @@ class Topology;
 // A group sends a call at once when none of its calls is in flight, and
 // otherwise keeps it until the call in flight has its outcome; then every
 // call kept meanwhile goes out, runs of the same script class as one batch
-// call (a run of one as its own call). So an idle connection never waits
+// call (a run of one as its own call; at most kMaxBatch operations a
+// call). So an idle connection never waits
 // for company (no timers), and under load the batches grow with it.
 //
 // Every operation keeps what a call of its own gives: its own reply, an
@@ -73,6 +74,10 @@ class Coalescer {
   // Calls of `route_key`'s group waiting behind its call in flight (tests).
   std::size_t waiting(std::string_view route_key);
 
+  // At most this many operations go in one batch call (a longer wait goes
+  // out as several calls, pipelined), so one script run stays short.
+  static constexpr std::size_t kMaxBatch = 256;
+
   // Groups are indexed by batch_group() modulo this (a Cluster slot fits).
   static constexpr std::size_t kGroups = 16384;
 
@@ -108,6 +113,9 @@ class Coalescer {
   };
 
   Group& group(std::string_view route_key);
+  // Whether ops[i] starts a new call after the run that starts at `first`:
+  // another script class, or the run is kMaxBatch long.
+  static bool starts_run(const std::vector<Op>& ops, std::size_t first, std::size_t i);
   // Sends `ops` (taken from `g`, counted in its in_flight_ already as
   // `calls` calls), then `behind`.
   void send(Group& g, std::vector<Op>& ops, std::vector<Command>& behind);
