@@ -249,6 +249,8 @@ std::map<std::string, Check> uri_checks() {
       {"from_uri.option_twice", parsing("redis://127.0.0.1?db=1&db=2")},
       {"from_uri.timeout_zero", parsing("redis://127.0.0.1?command_timeout_ms=0")},
       {"from_uri.tls_option_plain", parsing("redis://127.0.0.1?ca_file=/x")},
+      {"from_uri.coalesce_value", parsing("redis://127.0.0.1?coalesce=yes")},
+      {"from_uri.preload_value", parsing("redis://127.0.0.1?preload_scripts=no")},
       {"from_uri.unix_relative", parsing("unix://redis.sock")},
       {"from_uri.client_name_space", parsing("redis://127.0.0.1?client_name=a%20b")},
   };

@@ -26,6 +26,14 @@ inline ClientOptions options_for(const RedisServer& server,
   return o;
 }
 
+// For tests that count the server's script calls (evalsha_calls) as the
+// attempts of concurrent operations: without coalescing each operation is
+// one call; with it, operations made while a call is in flight share one.
+inline ClientOptions one_call_per_operation(ClientOptions o) {
+  o.coalesce = false;
+  return o;
+}
+
 // Polls `pred` every few ms until it is true or `bound` passes: for state
 // that only the server shows (a waiter queued, a key gone), where no event
 // can be awaited.
