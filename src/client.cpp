@@ -39,7 +39,6 @@ ClientImpl::ClientImpl(ClientOptions options, const TopologyMaker& make)
   semaphores_ = std::make_unique<sync::SemaphoreRegistry>();
   net::Connection::Handlers data;
   data.preload = script::preload_commands();
-  data.preload_when_ready = script::batch_preload_commands();
   data.on_connected = [this](bool reconnected) {
     // Check every lease at once: a restarted server may have lost them all.
     if (reconnected) watchdog_->renew_all_now();

@@ -12,7 +12,6 @@
 #include "net/backoff.hpp"
 #include "net/connection_handshake.hpp"
 #include "net/detached_call.hpp"
-#include "resp/encoder.hpp"
 
 namespace distlock::net {
 namespace {
@@ -153,19 +152,6 @@ void Connection::became_ready(bool reconnected) {
   ever_connected_ = true;
   reconnect_attempt_ = 0;
   connect_timer_.cancel();
-  if (options_.preload_scripts && !handlers_.preload_when_ready.empty()) {
-    // Queued like any request (behind those that waited for this connect,
-    // which meet NOSCRIPT and EVAL at worst); replies ignored.
-    std::string payload;
-    for (const auto& command : handlers_.preload_when_ready) {
-      const std::vector<std::string_view> args(command.begin(), command.end());
-      resp::encode_command(payload, args);
-    }
-    const auto replies = static_cast<std::uint32_t>(handlers_.preload_when_ready.size());
-    (void)DetachedCall::start(std::make_unique<DetachedCall>(), [&](DetachedCall& c) {
-      return submit(std::move(payload), replies, &c);
-    });
-  }
   if (handlers_.on_connected) handlers_.on_connected(reconnected);
   arm_timer();
   write_some();

@@ -67,11 +67,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // are ignored: SCRIPT LOAD of the scripts, so callers after a (re)connect
     // do not all meet NOSCRIPT and each send the full script text.
     std::vector<std::vector<std::string>> preload;
-    // Commands written right after a successful handshake, ahead of every
-    // queued request, their replies ignored (not with
-    // ClientOptions::preload_scripts false): SCRIPT LOADs too large to send
-    // before the AUTH is confirmed.
-    std::vector<std::vector<std::string>> preload_when_ready;
     // Optional (Sentinel). When set, a READONLY error reply (the node is a
     // replica now: a demoted master) to a single-reply request completes
     // that request with errc::connection_lost instead of the error reply,

@@ -1,7 +1,6 @@
 #include "script/scripts.hpp"
 
 #include "distlock_lua_sources.hpp"
-#include "script/batch.hpp"
 
 namespace distlock::script {
 
@@ -27,14 +26,6 @@ std::vector<std::vector<std::string>> preload_commands() {
   std::vector<std::vector<std::string>> commands;
   for (const Script* s : all_scripts()) {
     commands.push_back({"SCRIPT", "LOAD", std::string(s->source)});
-  }
-  return commands;
-}
-
-std::vector<std::vector<std::string>> batch_preload_commands() {
-  std::vector<std::vector<std::string>> commands;
-  for (auto cls : {BatchClass::plain, BatchClass::allow_oom}) {
-    commands.push_back({"SCRIPT", "LOAD", std::string(batch_script(cls).source)});
   }
   return commands;
 }

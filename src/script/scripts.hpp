@@ -25,13 +25,6 @@ std::vector<const Script*> all_scripts();
 // The SCRIPT LOAD command of every script, for a data connection's handshake.
 std::vector<std::vector<std::string>> preload_commands();
 
-// The SCRIPT LOAD commands of the batch scripts (script/batch.hpp), sent once
-// the handshake succeeded: each is over the 16 KB that Redis accepts in one
-// argument from a client not yet authenticated, so pipelined behind a wrong
-// password it would make the server drop the connection instead of
-// answering the AUTH's error.
-std::vector<std::vector<std::string>> batch_preload_commands();
-
 // Thread-safe; SHA1s are computed on first use.
 const Scripts& scripts();
 

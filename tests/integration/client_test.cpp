@@ -252,9 +252,6 @@ TEST(Client, QueueBoundRejectsCommandsPastItWithQueueFull) {
   ClientOptions o = options_for(server);
   o.max_queued = 10;
   Client client(o);
-  // Answered after the batch scripts' SCRIPT LOAD sent at connect (FIFO):
-  // from here on the queue holds only this test's commands.
-  client.command("PING");
   server.pause();
   std::atomic<int> done{0};
   std::atomic<int> full{0};

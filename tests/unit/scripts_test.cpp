@@ -3,8 +3,6 @@
 // embedded byte for byte and preloaded on every data connection.
 #include "script/scripts.hpp"
 
-#include "script/batch.hpp"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -70,16 +68,6 @@ TEST(Scripts, EveryScriptIsPreloadedBySourceWithScriptLoad) {
     EXPECT_EQ(commands[i][1], "LOAD");
     EXPECT_EQ(commands[i][2], all[i]->source) << all[i]->name;
   }
-}
-
-TEST(Scripts, BothBatchScriptsArePreloadedOnceTheHandshakeSucceeded) {
-  const auto commands = batch_preload_commands();
-  ASSERT_EQ(commands.size(), 2u);
-  EXPECT_EQ(commands[0][2], batch_script(BatchClass::plain).source);
-  EXPECT_EQ(commands[1][2], batch_script(BatchClass::allow_oom).source);
-  // Over Redis's 16 KB limit for a client not yet authenticated: why they
-  // are not pipelined with the AUTH.
-  EXPECT_GT(commands[0][2].size(), 16u * 1024);
 }
 
 }  // namespace
