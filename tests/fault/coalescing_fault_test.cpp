@@ -54,6 +54,7 @@ void drop_with_the_batch_in_flight(test::TcpProxy& proxy, Client& client) {
 ClientOptions through(const test::TcpProxy& proxy, const RedisServer& server) {
   ClientOptions o = options_for(server, 10min, "coalescing");
   o.port = proxy.port();
+  o.coalesce = true;
   o.command_timeout = 30s;  // far beyond the proxy's delay: only the drop ends a call
   return o;
 }

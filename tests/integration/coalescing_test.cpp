@@ -46,6 +46,13 @@ long long script_calls(Client& admin) {
   return n;
 }
 
+// Options for a Client of `server` with coalescing on (off by default).
+ClientOptions coalescing(const RedisServer& server) {
+  ClientOptions o = options_for(server);
+  o.coalesce = true;
+  return o;
+}
+
 // Calls waiting in the Client's coalescer behind the call in flight to the
 // server that serves `key`.
 std::size_t waiting(Client& client, std::string_view key) {
@@ -80,7 +87,7 @@ TEST(Coalescing, TheBatchScriptAnswersEachOperationAsItsOwnCallWould) {
 TEST(Coalescing, CallsMadeWhileOneIsInFlightGoOutAsOneBatchEachWithItsOwnHolding) {
   RedisServer server;
   Client admin(options_for(server));
-  Client client(options_for(server));
+  Client client(coalescing(server));
   const long long before = script_calls(admin);
   constexpr int kLocks = 12;
   server.pause();
@@ -129,7 +136,7 @@ TEST(Coalescing, CallsMadeWhileOneIsInFlightGoOutAsOneBatchEachWithItsOwnHolding
 
 TEST(Coalescing, ALongWaitGoesOutInBatchesOfAtMostTheirLimit) {
   RedisServer server;
-  Client client(options_for(server));
+  Client client(coalescing(server));
   constexpr int kLocks = 1 + 300;  // the first, then 256 + 44
   server.pause();
   std::vector<std::future<Lease>> leases;
@@ -155,7 +162,7 @@ TEST(Coalescing, ALongWaitGoesOutInBatchesOfAtMostTheirLimit) {
 TEST(Coalescing, AnErrorInOneOperationOfABatchFailsThatOperationOnly) {
   RedisServer server;
   Client admin(options_for(server));
-  Client client(options_for(server));
+  Client client(coalescing(server));
   admin.command("SET", "wrong-type", "a string, not a lock hash");
   server.pause();
   auto first = client.lock("ok-0").async_acquire(asio::use_future);
@@ -176,8 +183,10 @@ TEST(Coalescing, AnErrorInOneOperationOfABatchFailsThatOperationOnly) {
   EXPECT_EQ(client.metrics().script_batches.count, 2u);
 }
 
-TEST(Coalescing, OffSendsOneCallPerOperation) {
+TEST(Coalescing, OffByDefaultAndOffSendsOneCallPerOperation) {
   RedisServer server;
+  EXPECT_FALSE(ClientOptions::from_uri(server.uri()).coalesce) << "off by default";
+  EXPECT_TRUE(ClientOptions::from_uri(server.uri() + "?coalesce=true").coalesce);
   ClientOptions o = ClientOptions::from_uri(server.uri() + "?coalesce=false");
   EXPECT_FALSE(o.coalesce);
   Client client(o);
@@ -210,6 +219,7 @@ TEST(Coalescing, ReplicaAcknowledgementWaitsAfterTheBatch) {
         30s));
   }
   ClientOptions o = options_for(primary);
+  o.coalesce = true;
   o.min_replicas_acked = 1;
   Client client(o);
   primary.pause();
@@ -238,7 +248,7 @@ TEST(Coalescing, ReplicaAcknowledgementWaitsAfterTheBatch) {
 TEST(Coalescing, SixtyFourThreadsOnDistinctLocksBatchAndNeverOverlap) {
   RedisServer server;
   Client admin(options_for(server));
-  Client client(options_for(server));
+  Client client(coalescing(server));
   constexpr int kThreads = 64;
   constexpr int kRounds = 30;
   const long long before = script_calls(admin);
@@ -280,7 +290,7 @@ TEST(Coalescing, SixtyFourThreadsOnDistinctLocksBatchAndNeverOverlap) {
 
 TEST(Coalescing, SixtyFourThreadsOnOneSemaphoreNeverHoldMoreThanItsPermits) {
   RedisServer server;
-  Client client(options_for(server));
+  Client client(coalescing(server));
   constexpr int kThreads = 64;
   constexpr int kPermits = 8;
   constexpr int kRounds = 20;
@@ -316,7 +326,7 @@ TEST(Coalescing, SixtyFourThreadsOnOneSemaphoreNeverHoldMoreThanItsPermits) {
 
 TEST(Coalescing, SixtyFourThreadsOnOneRateLimiterAdmitExactlyTheRate) {
   RedisServer server;
-  Client client(options_for(server));
+  Client client(coalescing(server));
   constexpr int kThreads = 64;
   constexpr int kRate = 100;
   RateLimiter setup = client.rate_limiter("co-rate");

@@ -562,24 +562,8 @@ TEST(Lock, ScriptsAreLoadedOnConnectSoConcurrentFirstLocksSendNoEval) {
   }
   for (auto& th : threads) th.join();
   const std::string stats = client.command("INFO", "commandstats").as_string();
-  // 32 operations in as many calls as the Client sent (fewer when some were
-  // coalesced). A batch script is not preloaded (over the 16 KB Redis takes
-  // in one argument before AUTH is confirmed), so a first batch of each
-  // class may load it with EVAL (each batch call in flight before it is
-  // cached: a handful on a fresh server, never one per lock).
-  const BatchSizeSnapshot sent = client.metrics().script_batches;
-  EXPECT_EQ(sent.sum, 32u);
-  long long evals = 0;
-  if (const auto at = stats.find("cmdstat_eval:calls="); at != std::string::npos) {
-    evals = std::stoll(stats.substr(at + 19));
-  }
-  EXPECT_LT(evals, 16) << stats;
-  EXPECT_LE(evals, static_cast<long long>(sent.count - (sent.buckets[0]))) << "only batches EVAL";
-  long long evalshas = 0;
-  if (const auto at = stats.find("cmdstat_evalsha:calls="); at != std::string::npos) {
-    evalshas = std::stoll(stats.substr(at + 22));
-  }
-  EXPECT_EQ(evalshas, static_cast<long long>(sent.count)) << stats;
+  EXPECT_EQ(stats.find("cmdstat_eval:"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("cmdstat_evalsha:calls=32"), std::string::npos) << stats;
 }
 
 TEST(Lock, FiftyThreadsTenRoundsOverFiveNamesNeverOverlap) {
