@@ -147,10 +147,10 @@ bool MessageDedup::fresh(std::string_view channel, std::string_view payload) {
   key.reserve(channel.size() + payload.size() + 1);
   key.append(channel).push_back('\n');
   key.append(payload);
-  for (const auto& seen : recent_) {
-    if (seen == key) return false;
+  for (auto& [seen, copies] : recent_) {
+    if (seen == key) return ++copies == majority_ && majority_ > 1;
   }
-  recent_.push_back(std::move(key));
+  recent_.emplace_back(std::move(key), 1);
   if (recent_.size() > capacity_) recent_.pop_front();
   return true;
 }
@@ -160,7 +160,9 @@ Quorum::Quorum(asio::io_context& io,
                std::chrono::milliseconds node_timeout,
                const net::Connection::Handlers& data_handlers,
                const net::Connection::Handlers& subscriber_handlers)
-    : io_(io), node_timeout_(node_timeout), dedup_(std::make_shared<MessageDedup>()) {
+    : io_(io),
+      node_timeout_(node_timeout),
+      dedup_(std::make_shared<MessageDedup>(256, nodes.size() / 2 + 1)) {
   for (ClientOptions& o : nodes) {
     options_.push_back(std::make_unique<ClientOptions>(std::move(o)));
     tls_.push_back(net::make_tls_context(options_.back()->tls));

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "distlock/client_options.hpp"
@@ -33,17 +34,24 @@ namespace distlock::topology {
 // Drops a pub/sub message that an earlier node already delivered: the same
 // channel and payload among the last `capacity` messages. Only payloads
 // that name one event (a release id) are deduplicated; callers give those
-// a prefix kDedupPrefix. I/O thread only.
+// a prefix kDedupPrefix. A release is delivered twice: from the first node
+// that published it (the earliest wake-up), and again from the node that
+// makes it a majority's (`majority` > 1). The first copy can come while a
+// majority still holds the lock: the waiter it woke then finds it held and
+// waits again, and without the second copy nothing would wake it (the
+// release was its last event). I/O thread only.
 class MessageDedup {
  public:
   static constexpr std::string_view kDedupPrefix = "rl:";
-  explicit MessageDedup(std::size_t capacity = 256) : capacity_(capacity) {}
+  explicit MessageDedup(std::size_t capacity = 256, std::size_t majority = 0)
+      : capacity_(capacity), majority_(majority) {}
   // True when the message should be delivered.
   bool fresh(std::string_view channel, std::string_view payload);
 
  private:
   std::size_t capacity_;
-  std::deque<std::string> recent_;
+  std::size_t majority_;
+  std::deque<std::pair<std::string, std::size_t>> recent_;  // key, copies heard
 };
 
 class Quorum final : public Topology {

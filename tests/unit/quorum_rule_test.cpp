@@ -161,6 +161,15 @@ TEST(MessageDedup, AReleaseHeardFromEveryNodeIsDeliveredOnceAndOthersAlways) {
   EXPECT_TRUE(dedup.fresh("ch", "rl:1")) << "forgotten once out of the window";
 }
 
+TEST(MessageDedup, AReleaseIsDeliveredAgainFromTheNodeThatMakesItAMajoritys) {
+  MessageDedup dedup(16, 3);  // five nodes
+  EXPECT_TRUE(dedup.fresh("ch", "rl:1")) << "the first node: the earliest wake-up";
+  EXPECT_FALSE(dedup.fresh("ch", "rl:1"));
+  EXPECT_TRUE(dedup.fresh("ch", "rl:1")) << "the third node: released on a majority now";
+  EXPECT_FALSE(dedup.fresh("ch", "rl:1"));
+  EXPECT_FALSE(dedup.fresh("ch", "rl:1"));
+}
+
 TEST(Quorum, HasNoSingleConnectionToTakeOneNodesAnswerForTheMajoritys) {
   asio::io_context io;
   std::vector<ClientOptions> nodes(3);
