@@ -91,7 +91,7 @@ struct ClientOptions {
   /// past it calls fail at once with errc::queue_full.
   std::size_t max_queued = 1'000'000;
 
-  /// Coalescing (docs/performance.md#coalescing), off by default: script
+  /// Coalescing (docs/performance.md, "Coalescing"), off by default: script
   /// calls that would wait behind a call of this Client in flight to the
   /// same server (the same slot under Cluster) go out together when it is
   /// answered, as one batch call that applies each in order and answers each
