@@ -80,6 +80,7 @@ void PendingRelease::send() {
   auto call = std::make_shared<ReleaseCall>(*state_, expected_, this);
   call_ = call;
   const auto ec = call->start(client_.topology);
+  sending_ = !ec;
   if (ec == errc::closed) return settle({ReleaseResult::not_held, ec});
   if (ec) send_after(std::chrono::milliseconds(10));  // queue_full: try again shortly
 }
@@ -103,6 +104,16 @@ void PendingRelease::kick() {
 }
 
 void PendingRelease::complete(std::error_code ec, Value reply) {
+  sending_ = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (outcome_) {
+      // Settled (closed) while this call was in flight: its completion was
+      // the last thing that needed us.
+      if (self_) asio::post(client_.executor.io(), [last = std::move(self_)] {});
+      return;
+    }
+  }
   if (!ec) {
     std::error_code e;
     const auto result = release_result(reply, e);
@@ -139,8 +150,10 @@ void PendingRelease::settle(Outcome outcome) {
   client_.pending_releases.remove(this);
   timer_.cancel();
   // Let go of ourselves only after the call now completing has unwound: it
-  // lives in call_.
-  if (self_) asio::post(client_.executor.io(), [last = std::move(self_)] {});
+  // lives in call_. A call still in flight (close() settles before the
+  // connections fail their requests) completes into call_ and this later:
+  // complete() lets go then.
+  if (self_ && !sending_) asio::post(client_.executor.io(), [last = std::move(self_)] {});
 }
 
 bool PendingReleases::add(const std::shared_ptr<PendingRelease>& p) {

@@ -95,6 +95,7 @@ class PendingRelease final : public net::Completion,
   std::shared_ptr<PendingRelease> self_;  // alive while a send or a timer is pending
   int failures_ = 0;
   bool backing_off_ = false;
+  bool sending_ = false;  // call_ is queued and has not completed
   // Shared with waiting threads.
   std::mutex mutex_;
   std::condition_variable settled_;
