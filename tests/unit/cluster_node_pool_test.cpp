@@ -20,6 +20,16 @@
 
 #include "topology/slot.hpp"
 
+// TSan's runtime defines operator new itself (a second definition fails the
+// link): under TSan nothing is counted and the allocation test is skipped.
+#if defined(__SANITIZE_THREAD__)
+#define DISTLOCK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DISTLOCK_TSAN 1
+#endif
+#endif
+
 namespace {
 
 // Every global operator new of the calling thread counts here (the array and
@@ -29,6 +39,7 @@ thread_local std::size_t allocations_on_this_thread = 0;
 
 }  // namespace
 
+#ifndef DISTLOCK_TSAN
 void* operator new(std::size_t size) {
   ++allocations_on_this_thread;
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
@@ -40,6 +51,7 @@ void operator delete(void* p) noexcept {
 void operator delete(void* p, std::size_t) noexcept {
   std::free(p);
 }
+#endif
 
 namespace distlock::topology {
 namespace {
@@ -106,6 +118,9 @@ struct Pool {
 };
 
 TEST(ClusterNodePool, DataForAMappedSlotWithAConnectionAllocatesNothing) {
+#ifdef DISTLOCK_TSAN
+  GTEST_SKIP() << "TSan's runtime owns operator new: allocations are not counted";
+#endif
   Pool p;
   const auto names = keys();
   for (const auto& k : names) p.pool.data_for(key_slot(k));  // makes the 3 connections
