@@ -27,6 +27,16 @@ int main(int argc, char** argv) {
             fenced.try_acquire_for(std::chrono::seconds(1), std::chrono::seconds(10))) {
       distlock::fenced_set(client, "reports:weekly:state", "started", *lease->fencing_token());
     }
+
+    // Lock-delay (docs/lock.md): should this holder die or stall past its
+    // lease without releasing, nobody gets the lock for 15 s after the lease
+    // ends, so a stalled holder notices its loss before a successor starts.
+    distlock::SimpleLock exporter =
+        client.simple_lock("reports:export", distlock::LockOptions{std::chrono::seconds(15)});
+    if (exporter.try_lock()) {
+      std::unique_lock guard(exporter, std::adopt_lock);
+      std::puts("exporting");
+    }
     return 0;
   } catch (const distlock::Error& e) {
     std::fprintf(stderr, "distlock: %s\n", e.what());

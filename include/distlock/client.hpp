@@ -17,6 +17,7 @@
 #include "distlock/client_options.hpp"
 #include "distlock/error.hpp"
 #include "distlock/lock.hpp"
+#include "distlock/lock_options.hpp"
 #include "distlock/metrics.hpp"
 #include "distlock/value.hpp"
 
@@ -127,6 +128,12 @@ class Client {
   /// As lock(), but every acquisition also takes a fencing token: a number
   /// that strictly increases across all holders of `name`.
   Lock fenced_lock(std::string name);
+  ///@{
+  /// As lock() / fenced_lock(), with per-lock options (lock_options.hpp).
+  /// Also throw Error(invalid_argument) for an option out of range.
+  Lock lock(std::string name, const LockOptions& options);
+  Lock fenced_lock(std::string name, const LockOptions& options);
+  ///@}
 
   ///@{
   /// The rest of the lock family, each defined with its class:
@@ -141,6 +148,20 @@ class Client {
   ReadWriteLock fenced_read_write_lock(std::string name);
   SimpleLock simple_lock(std::string name);
   SimpleLock fenced_simple_lock(std::string name);
+  ///@}
+  ///@{
+  /// As simple_lock() / fenced_simple_lock(), with per-lock options
+  /// (lock_options.hpp); throw Error(invalid_argument) for one out of range.
+  SimpleLock simple_lock(std::string name, const LockOptions& options);
+  SimpleLock fenced_simple_lock(std::string name, const LockOptions& options);
+  /// As fair_lock() / fenced_fair_lock(), with per-lock options
+  /// (lock_options.hpp); throw Error(invalid_argument) for one out of range.
+  Lock fair_lock(std::string name, const LockOptions& options);
+  Lock fenced_fair_lock(std::string name, const LockOptions& options);
+  /// As read_write_lock() / fenced_read_write_lock(): the delay is the write
+  /// side's (a write hold that ends unreleased); read acquires honour it.
+  ReadWriteLock read_write_lock(std::string name, const LockOptions& options);
+  ReadWriteLock fenced_read_write_lock(std::string name, const LockOptions& options);
   ///@}
   ///@{
   /// Synchronizers, each defined with its class: a countdown latch

@@ -12,6 +12,7 @@
 #include "distlock/lease.hpp"
 #include "distlock/lock.hpp"
 #include "distlock/lock_async.hpp"
+#include "distlock/lock_options.hpp"
 #include "distlock/multi_lock.hpp"
 #include "distlock/multi_lock_async.hpp"
 #include "distlock/read_write_lock.hpp"

@@ -145,7 +145,10 @@ class ReadWriteLock : private Lock {
   friend class Client;  // Client::read_write_lock() / fenced_read_write_lock()
 
   // Throws Error(invalid_argument) for an empty name or one over 64 KiB.
-  ReadWriteLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced);
+  ReadWriteLock(std::shared_ptr<sync::Services> client,
+                std::string name,
+                bool fenced,
+                std::chrono::milliseconds lock_delay = std::chrono::milliseconds(0));
 
   Lock read_;  // the read side; the write side is the Lock this class is
 };

@@ -161,7 +161,10 @@ class SimpleLock : private Lock {
   friend class Client;  // Client::simple_lock() / Client::fenced_simple_lock()
 
   // Throws Error(invalid_argument) for an empty or oversized name.
-  SimpleLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced);
+  SimpleLock(std::shared_ptr<sync::Services> client,
+             std::string name,
+             bool fenced,
+             std::chrono::milliseconds lock_delay = std::chrono::milliseconds(0));
 };
 
 }  // namespace distlock

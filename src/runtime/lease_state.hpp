@@ -47,6 +47,12 @@ struct Renewal {
     // A semaphore holder: `member` has a lease deadline in the
     // zset `key`; renewing moves it to the server's TIME + the lease.
     permit_holder = 'p',
+    // As hash_field and string_value, for a holder with a lock-delay: `key2`
+    // is its marker, kept its delay longer than the lease.
+    hash_field_delayed = 'H',
+    string_value_delayed = 'S',
+    // A read-write lock's write hold with a lock-delay: `key2` is its marker.
+    rw_write_delayed = 'W',
   };
   Kind kind = Kind::hash_field;
   std::string key;

@@ -54,4 +54,14 @@ bool rejected(std::optional<milliseconds> wait,
   return static_cast<bool>(ec);
 }
 
+milliseconds checked_lock_delay(const LockOptions& options) {
+  const auto d = options.lock_delay;
+  if (d < milliseconds(0) || d >= std::chrono::hours(24)) {
+    throw Error(errc::invalid_argument,
+                "lock_delay must be at least 0 ms and under 24 hours, got " +
+                    std::to_string(d.count()) + " ms");
+  }
+  return d;
+}
+
 }  // namespace distlock::sync

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "distlock/error.hpp"
+#include "distlock/lock_options.hpp"
 #include "sync/acquire_loop.hpp"
 
 namespace distlock::sync {
@@ -36,6 +37,10 @@ void check_lease(std::optional<milliseconds> lease, std::string_view prefix = {}
 bool rejected(std::optional<milliseconds> wait,
               std::optional<milliseconds> lease,
               std::error_code& ec);
+
+// LockOptions::lock_delay when it is at least 0 and under 24 hours; throws
+// Error(invalid_argument) naming the value otherwise.
+milliseconds checked_lock_delay(const LockOptions& options);
 
 // Throws Error(ec, what) when ec is set.
 inline void throw_if(const std::error_code& ec, const std::string& what) {

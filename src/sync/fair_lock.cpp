@@ -4,17 +4,24 @@
 #include "distlock/error.hpp"
 #include "distlock/lock.hpp"
 #include "script/scripts.hpp"
+#include "sync/arguments.hpp"
 #include "sync/fair_lock_step.hpp"
 #include "sync/key_layout.hpp"
 
 namespace distlock::sync {
 
-FairPrimitive::FairPrimitive(std::string lock_name, bool fenced)
+FairPrimitive::FairPrimitive(std::string lock_name,
+                             bool fenced,
+                             std::chrono::milliseconds lock_delay)
     : Primitive(std::move(lock_name), "fair lock"),
       queue(fair_queue_key(name)),
       timeout(fair_timeout_key(name)),
       channel_prefix(lock_channel(name)) {
   if (fenced) fence = fencing_counter_key(name);
+  if (lock_delay.count() > 0) {
+    delay_key = lock_delay_key(name);
+    delay_text = std::to_string(lock_delay.count());
+  }
 }
 
 std::string FairPrimitive::waiter_channel(const std::string& owner) const {
@@ -25,6 +32,7 @@ void FairPrimitive::keys(ReleaseArgs& out) const {
   out.key(name);
   out.key(queue);
   out.key(timeout);
+  if (!delay_key.empty()) out.key(delay_key);
   if (!fence.empty()) out.key(fence);
 }
 
@@ -35,6 +43,9 @@ std::unique_ptr<HoldingStep> FairPrimitive::acquire_step(Services& client,
 }
 
 runtime::Renewal FairPrimitive::renewal(const std::string& owner) const {
+  if (!delay_key.empty()) {
+    return {runtime::Renewal::Kind::hash_field_delayed, name, owner, delay_key};
+  }
   return {runtime::Renewal::Kind::hash_field, name, owner, {}};
 }
 
@@ -51,6 +62,7 @@ void FairPrimitive::release_args(const Holding& state,
   out.arg(expected);
   out.arg(channel_prefix);
   out.arg("r");
+  if (!delay_key.empty()) out.arg("d");  // KEYS[4] is the marker
 }
 
 bool FairPrimitive::force_release(const Services& client,
@@ -60,6 +72,7 @@ bool FairPrimitive::force_release(const Services& client,
   keys(args);
   const std::string_view argv[] = {"0", "", "0", channel_prefix, "f"};
   for (std::string_view a : argv) args.arg(a);
+  if (!delay_key.empty()) args.arg("d");
   return force_release_call(client, release_script(), args.key_span(), args.arg_span(), ec, what);
 }
 
@@ -77,6 +90,20 @@ Lock Client::fenced_fair_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
   return detail::Access::lock(sync::services_of(impl_),
                               std::make_shared<const sync::FairPrimitive>(std::move(name), true));
+}
+
+Lock Client::fair_lock(std::string name, const LockOptions& options) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return detail::Access::lock(sync::services_of(impl_),
+                              std::make_shared<const sync::FairPrimitive>(
+                                  std::move(name), false, sync::checked_lock_delay(options)));
+}
+
+Lock Client::fenced_fair_lock(std::string name, const LockOptions& options) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return detail::Access::lock(sync::services_of(impl_),
+                              std::make_shared<const sync::FairPrimitive>(
+                                  std::move(name), true, sync::checked_lock_delay(options)));
 }
 
 }  // namespace distlock

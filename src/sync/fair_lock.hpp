@@ -5,6 +5,7 @@
 // the first live waiter and publishes the grant on that waiter's own channel.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "sync/primitive.hpp"
@@ -14,13 +15,20 @@ namespace distlock::sync {
 class FairPrimitive final : public Primitive {
  public:
   // Validates `name` (non-empty, at most 64 KiB); throws Error(invalid_argument).
-  FairPrimitive(std::string name, bool fenced);
+  // `lock_delay`: LockOptions::lock_delay, checked (0: none).
+  FairPrimitive(std::string name,
+                bool fenced,
+                std::chrono::milliseconds lock_delay = std::chrono::milliseconds(0));
 
   const std::string& name = Primitive::name();  // the lock hash's key
   std::string queue;    // redisson_lock_queue:{name}: waiting owners, oldest first
   std::string timeout;  // redisson_lock_timeout:{name}: owner -> liveness deadline (server ms)
   std::string channel_prefix;  // redisson_lock__channel:{name}; a waiter's is <prefix>:<owner>
   std::string fence;           // fencing counter key; empty unless fenced
+  // With a lock-delay: lock_delay_key(name) and the delay in ms; both empty
+  // without one (the handle then neither reads nor writes a marker).
+  std::string delay_key;
+  std::string delay_text;
 
   std::string_view route_key() const override { return name; }
   std::string_view kind() const override { return "fair"; }
@@ -37,8 +45,8 @@ class FairPrimitive final : public Primitive {
   // Frees it whoever holds it and grants it to the first live waiter.
   bool force_release(const Services& client, std::error_code& ec, std::string& what) const override;
 
-  // The KEYS of every fair script: the hash, the queue, the zset and, when
-  // fenced, the counter.
+  // The KEYS of every fair script: the hash, the queue, the zset, the
+  // lock-delay marker and, when fenced, the counter.
   void keys(ReleaseArgs& out) const;
   // The channel a waiter `owner` hears its grant on.
   std::string waiter_channel(const std::string& owner) const;

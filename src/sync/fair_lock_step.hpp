@@ -50,9 +50,10 @@ class FairStep final : public HoldingStep {
   const std::string channel_;
   const std::string liveness_text_;
   const std::string count_text_;
-  std::array<std::string_view, 4> keys_;
+  std::array<std::string_view, 5> keys_;
   std::size_t key_count_;
-  std::array<std::string_view, 4> args_;
+  std::array<std::string_view, 5> args_;
+  std::size_t arg_count_;
   std::shared_ptr<runtime::LeaseState> place_;  // I/O thread; set while queued
 };
 

@@ -14,6 +14,7 @@ constexpr std::string_view kSemaphoreV1Leases = "distlock_semaphore_leases";
 constexpr std::string_view kSemaphoreV1Holders = "distlock_semaphore_holders";
 constexpr std::string_view kFencingCounter = "redisson_lock_token";
 constexpr std::string_view kReadTimeout = "rwlock_timeout";
+constexpr std::string_view kLockDelay = "distlock_lock_delay";
 
 // Redisson's RedissonObject.prefixName: braces only when the name has none,
 // so both sides agree for names like "{tenant}:job".
@@ -70,6 +71,10 @@ std::string fair_timeout_key(std::string_view name) {
   return same_slot_key(kFairTimeout, name);
 }
 
+std::string lock_delay_key(std::string_view name) {
+  return same_slot_key(kLockDelay, name);
+}
+
 std::string rw_key_prefix(std::string_view name) {
   if (name.find('{') != std::string_view::npos) return std::string(name);
   return "{" + std::string(name) + "}";
@@ -114,7 +119,7 @@ std::string simple_lock_channel(std::string_view name) {
 bool is_auxiliary_key(std::string_view key) {
   for (const std::string_view prefix :
        {kFairQueue, kFairTimeout, kFencingCounter, kSemaphoreHolders, kSemaphoreCounts,
-        kSemaphoreV1Leases, kSemaphoreV1Holders}) {
+        kSemaphoreV1Leases, kSemaphoreV1Holders, kLockDelay}) {
     if (key.starts_with(prefix) && key.substr(prefix.size()).starts_with(':')) return true;
   }
   const std::string read_timeout = ":" + std::string(kReadTimeout) + ":";

@@ -74,9 +74,14 @@ std::string latch_channel(std::string_view name);
 // "distlock_simple_lock__channel:{name}" (prefixName rule).
 std::string simple_lock_channel(std::string_view name);
 
+// The lock-delay marker of a Lock or SimpleLock (docs/lock.md, Lock-delay):
+// "distlock_lock_delay:{name}" when that shares `name`'s slot (prefixName
+// rule), otherwise as the fair lock's keys. Always `name`'s slot.
+std::string lock_delay_key(std::string_view name);
+
 // True for a key that belongs to a primitive named by another key: a fair
 // lock's queue or timeout, a fencing counter, a semaphore's leases or
-// holders, a read hold's timeout key. `distlock list` skips these.
+// holders, a read hold's timeout key, a lock-delay marker. `distlock list` skips these.
 bool is_auxiliary_key(std::string_view key);
 
 }  // namespace distlock::sync

@@ -120,4 +120,18 @@ Lock Client::fenced_lock(std::string name) {
   return detail::Access::lock(sync::services_of(impl_), std::move(name), true);
 }
 
+Lock Client::lock(std::string name, const LockOptions& options) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return detail::Access::lock(sync::services_of(impl_),
+                              std::make_shared<const sync::LockKeys>(
+                                  std::move(name), false, sync::checked_lock_delay(options)));
+}
+
+Lock Client::fenced_lock(std::string name, const LockOptions& options) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return detail::Access::lock(sync::services_of(impl_),
+                              std::make_shared<const sync::LockKeys>(
+                                  std::move(name), true, sync::checked_lock_delay(options)));
+}
+
 }  // namespace distlock

@@ -2,6 +2,7 @@
 // layout), acquire.lua to take it, release.lua to release it.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "sync/key_layout.hpp"  // its keys' layout, for the users of LockKeys too
@@ -12,11 +13,18 @@ namespace distlock::sync {
 class LockKeys final : public Primitive {
  public:
   // Validates `name` (non-empty, at most 64 KiB); throws Error(invalid_argument).
-  LockKeys(std::string name, bool fenced);
+  // `lock_delay`: LockOptions::lock_delay, checked (0: none).
+  LockKeys(std::string name,
+           bool fenced,
+           std::chrono::milliseconds lock_delay = std::chrono::milliseconds(0));
 
   const std::string& name = Primitive::name();  // the lock hash's key
   std::string channel;                          // lock_channel(name)
   std::string fence;                            // fencing_counter_key(name); empty unless fenced
+  // With a lock-delay: lock_delay_key(name) and the delay in ms; both empty
+  // without one (the handle then neither reads nor writes a marker).
+  std::string delay_key;
+  std::string delay_text;
 
   std::string_view route_key() const override { return name; }
   std::string_view kind() const override { return "lock"; }
@@ -33,6 +41,7 @@ class LockKeys final : public Primitive {
 
  protected:
   std::string_view unlock_channel() const override { return channel; }
+  std::string_view delay_marker() const override { return delay_key; }
 };
 
 }  // namespace distlock::sync

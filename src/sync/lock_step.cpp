@@ -16,9 +16,18 @@ LockStep::LockStep(Services& client,
                    std::shared_ptr<Holding> state,
                    std::uint32_t count_after)
     : HoldingStep(client, std::move(state), count_after), lock_(keys) {
-  keys_ = {lock_.name, lock_.fence};
-  key_count_ = lock_.fence.empty() ? 1 : 2;
-  args_ = {state_->ttl_text, state_->owner};
+  if (lock_.delay_key.empty()) {
+    // Without a delay: KEYS[2] is the fencing counter, no ARGV[3].
+    keys_ = {lock_.name, lock_.fence, {}};
+    key_count_ = lock_.fence.empty() ? 1 : 2;
+    args_ = {state_->ttl_text, state_->owner, {}};
+    arg_count_ = 2;
+  } else {
+    keys_ = {lock_.name, lock_.delay_key, lock_.fence};
+    key_count_ = lock_.fence.empty() ? 2 : 3;
+    args_ = {state_->ttl_text, state_->owner, lock_.delay_text};
+    arg_count_ = 3;
+  }
 }
 
 const script::Script& LockStep::script() const {
@@ -30,15 +39,27 @@ std::span<const std::string_view> LockStep::keys() const {
 }
 
 std::span<const std::string_view> LockStep::args() const {
-  return args_;
+  return {args_.data(), arg_count_};
 }
 
 Attempt LockStep::interpret(const Value& reply) const {
   return interpret_acquire_reply(reply);
 }
 
+bool is_delay_reply(const Value& reply) {
+  if (!reply.is_array()) return false;
+  const auto& parts = reply.as_array();
+  return parts.size() == 2 && parts[0].is_string() && parts[0].as_string() == "delay" &&
+         parts[1].is_integer();
+}
+
 Attempt interpret_acquire_reply(const Value& reply) {
   if (reply.is_nil()) return Attempt::acquired(std::nullopt);
+  if (is_delay_reply(reply)) {
+    const auto pttl = reply.as_array()[1].as_integer();
+    if (pttl < 0) return Attempt::contended(std::nullopt);
+    return Attempt::contended(std::chrono::milliseconds(pttl));
+  }
   if (reply.is_array()) {
     const auto& parts = reply.as_array();
     std::optional<std::uint64_t> token;
@@ -75,6 +96,8 @@ void LockKeys::release_args(const Holding& state,
                             std::string_view expected,
                             ReleaseArgs& out) const {
   out.key(name);
+  // A holder with a delay keeps or ends its marker.
+  if (!delay_key.empty()) out.key(delay_key);
   out.arg(state.ttl_text);
   out.arg(state.owner);
   out.arg(expected);

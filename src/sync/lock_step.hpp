@@ -13,8 +13,11 @@ namespace distlock::sync {
 class LockKeys;
 
 // Reads acquire.lua's reply: nil acquired (plain lock), {token} acquired
-// (fenced), an integer the holder's PTTL (-1: no TTL) as contended.
+// (fenced), an integer the holder's PTTL (-1: no TTL) as contended, and
+// {'delay', PTTL} (a lock-delay runs) as contended for that long.
 Attempt interpret_acquire_reply(const Value& reply);
+// True for acquire.lua's {'delay', PTTL}.
+bool is_delay_reply(const Value& reply);
 
 class LockStep final : public HoldingStep {
  public:
@@ -32,9 +35,10 @@ class LockStep final : public HoldingStep {
 
  private:
   const LockKeys& lock_;
-  std::array<std::string_view, 2> keys_;
+  std::array<std::string_view, 3> keys_;
   std::size_t key_count_;
-  std::array<std::string_view, 2> args_;
+  std::array<std::string_view, 3> args_;
+  std::size_t arg_count_;
 };
 
 }  // namespace distlock::sync

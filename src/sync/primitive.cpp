@@ -78,9 +78,10 @@ std::optional<std::chrono::milliseconds> Primitive::query_ttl(const Services& cl
 bool Primitive::force_release(const Services& client,
                               std::error_code& ec,
                               std::string& what) const {
-  const std::string_view keys[] = {route_key()};
+  const std::string_view keys[] = {route_key(), delay_marker()};
   const std::string_view args[] = {unlock_channel(), "0"};
-  return force_release_call(client, script::scripts().force_release, keys, args, ec, what);
+  const std::span<const std::string_view> key_span(keys, delay_marker().empty() ? 1 : 2);
+  return force_release_call(client, script::scripts().force_release, key_span, args, ec, what);
 }
 
 bool Primitive::force_release_call(const Services& client,

@@ -36,7 +36,7 @@ struct Services;
 // The KEYS and ARGV of one release call (views that stay valid while the
 // holding and the expected-count text live).
 struct ReleaseArgs {
-  std::array<std::string_view, 4> keys{};
+  std::array<std::string_view, 5> keys{};
   std::size_t key_count = 0;
   std::array<std::string_view, 8> args{};
   std::size_t arg_count = 0;
@@ -129,6 +129,8 @@ class Primitive {
   Primitive(std::string name, std::string_view what);
   // The channel force_release() publishes on by default ("" = none).
   virtual std::string_view unlock_channel() const { return {}; }
+  // The lock-delay marker force_release() deletes by default ("" = none).
+  virtual std::string_view delay_marker() const { return {}; }
   // A force_release() by `script` with these KEYS and ARGV, blocking: true
   // when its reply is 1 (it was held). On failure sets ec and `what` (the
   // server's text for an error reply, else "force_unlock of '<name>'").

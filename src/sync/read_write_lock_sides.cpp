@@ -27,12 +27,13 @@ class ReadStep final : public HoldingStep {
       : HoldingStep(client, std::move(state), count_after),
         side_(side),
         write_field_(state_->owner + ":write") {
-    keys_ = {side_.name(), state_->renewal.key2};
+    keys_ = {side_.name(), state_->renewal.key2, side_.delay_key};
+    key_count_ = side_.delay_key.empty() ? 2 : 3;
     args_ = {state_->ttl_text, state_->owner, write_field_};
   }
 
   const script::Script& script() const override { return script::scripts().rw_read_acquire; }
-  std::span<const std::string_view> keys() const override { return keys_; }
+  std::span<const std::string_view> keys() const override { return {keys_.data(), key_count_}; }
   std::span<const std::string_view> args() const override { return args_; }
   // Same replies as acquire.lua without a fence.
   Attempt interpret(const Value& reply) const override { return interpret_acquire_reply(reply); }
@@ -42,7 +43,8 @@ class ReadStep final : public HoldingStep {
  private:
   const ReadSide& side_;
   const std::string write_field_;
-  std::array<std::string_view, 2> keys_;
+  std::array<std::string_view, 3> keys_;
+  std::size_t key_count_;
   std::array<std::string_view, 3> args_;
 };
 
@@ -54,22 +56,31 @@ class WriteStep final : public HoldingStep {
             std::shared_ptr<Holding> state,
             std::uint32_t count_after)
       : HoldingStep(client, std::move(state), count_after), side_(side) {
-    keys_ = {side_.name(), side_.names.key_prefix, side_.fence};
-    key_count_ = side_.fence.empty() ? 2 : 3;
-    args_ = {state_->ttl_text, state_->owner};
+    if (side_.delay_key.empty()) {
+      // Without a delay: KEYS[3] is the fencing counter, no ARGV[3].
+      keys_ = {side_.name(), side_.names.key_prefix, side_.fence, {}};
+      key_count_ = side_.fence.empty() ? 2 : 3;
+      arg_count_ = 2;
+    } else {
+      keys_ = {side_.name(), side_.names.key_prefix, side_.delay_key, side_.fence};
+      key_count_ = side_.fence.empty() ? 3 : 4;
+      arg_count_ = 3;
+    }
+    args_ = {state_->ttl_text, state_->owner, side_.delay_text};
   }
 
   const script::Script& script() const override { return script::scripts().rw_write_acquire; }
   std::span<const std::string_view> keys() const override { return {keys_.data(), key_count_}; }
-  std::span<const std::string_view> args() const override { return args_; }
+  std::span<const std::string_view> args() const override { return {args_.data(), arg_count_}; }
   Attempt interpret(const Value& reply) const override { return interpret_acquire_reply(reply); }
   std::string_view channel() const override { return side_.names.channel; }
 
  private:
   const WriteSide& side_;
-  std::array<std::string_view, 3> keys_;
+  std::array<std::string_view, 4> keys_;
   std::size_t key_count_;
-  std::array<std::string_view, 2> args_;
+  std::array<std::string_view, 3> args_;
+  std::size_t arg_count_;
 };
 
 }  // namespace
@@ -79,8 +90,10 @@ ReadWriteNames::ReadWriteNames(const std::string& name)
 
 // --- read side -------------------------------------------------------------
 
-ReadSide::ReadSide(std::string name)
-    : Primitive(std::move(name), "read-write lock"), names(this->name()) {}
+ReadSide::ReadSide(std::string name, std::chrono::milliseconds lock_delay)
+    : Primitive(std::move(name), "read-write lock"), names(this->name()) {
+  if (lock_delay.count() > 0) delay_key = lock_delay_key(this->name());
+}
 
 std::string ReadSide::timeout_prefix(const std::string& owner) const {
   return rw_timeout_prefix(name(), owner);
@@ -114,9 +127,13 @@ void ReadSide::release_args(const Holding& state,
 
 // --- write side ------------------------------------------------------------
 
-WriteSide::WriteSide(std::string name, bool fenced)
+WriteSide::WriteSide(std::string name, bool fenced, std::chrono::milliseconds lock_delay)
     : Primitive(std::move(name), "read-write lock"), names(this->name()) {
   if (fenced) fence = fencing_counter_key(this->name());
+  if (lock_delay.count() > 0) {
+    delay_key = lock_delay_key(this->name());
+    delay_text = std::to_string(lock_delay.count());
+  }
 }
 
 std::unique_ptr<HoldingStep> WriteSide::acquire_step(Services& client,
@@ -126,7 +143,10 @@ std::unique_ptr<HoldingStep> WriteSide::acquire_step(Services& client,
 }
 
 runtime::Renewal WriteSide::renewal(const std::string& owner) const {
-  // No key2: renew.lua's 'r' branch then checks the write field alone.
+  // No key2: renew.lua's 'r' branch then checks the write field alone; 'W'
+  // is the same with the marker as key2.
+  if (!delay_key.empty())
+    return {runtime::Renewal::Kind::rw_write_delayed, name(), owner, delay_key};
   return {runtime::Renewal::Kind::rw_hold, name(), owner, {}};
 }
 
@@ -138,6 +158,8 @@ void WriteSide::release_args(const Holding& state,
                              std::string_view expected,
                              ReleaseArgs& out) const {
   out.key(name());
+  // A writer with a delay keeps or ends its marker.
+  if (!delay_key.empty()) out.key(delay_key);
   out.arg(state.ttl_text);
   out.arg(state.owner);
   out.arg(expected);

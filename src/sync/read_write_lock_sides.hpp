@@ -6,6 +6,7 @@
 // channel "redisson_rwlock:{name}" for both sides' unlocks.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "sync/primitive.hpp"
@@ -27,9 +28,13 @@ struct ReadWriteNames {
 class ReadSide final : public Primitive {
  public:
   // Validates `name`; throws Error(invalid_argument).
-  explicit ReadSide(std::string name);
+  // `lock_delay`: the handle's (0: none); with one, read acquires honour the
+  // write side's marker.
+  explicit ReadSide(std::string name,
+                    std::chrono::milliseconds lock_delay = std::chrono::milliseconds(0));
 
   const ReadWriteNames names;
+  std::string delay_key;  // with a delay, the write side's marker; empty otherwise
 
   std::string_view route_key() const override { return name(); }
   std::string_view kind() const override { return "read"; }
@@ -54,6 +59,7 @@ class ReadSide final : public Primitive {
 
  protected:
   std::string_view unlock_channel() const override { return names.channel; }
+  std::string_view delay_marker() const override { return delay_key; }
 };
 
 // The exclusive side: kind "write", reentrant, refused over a read-only hold
@@ -63,10 +69,17 @@ class ReadSide final : public Primitive {
 class WriteSide final : public Primitive {
  public:
   // Validates `name`; throws Error(invalid_argument).
-  WriteSide(std::string name, bool fenced);
+  // `lock_delay`: LockOptions::lock_delay, checked (0: none).
+  WriteSide(std::string name,
+            bool fenced,
+            std::chrono::milliseconds lock_delay = std::chrono::milliseconds(0));
 
   const ReadWriteNames names;
   std::string fence;  // empty unless fenced
+  // With a lock-delay: lock_delay_key(name) and the delay in ms; both empty
+  // without one (the handle then neither reads nor writes a marker).
+  std::string delay_key;
+  std::string delay_text;
 
   std::string_view route_key() const override { return name(); }
   std::string_view kind() const override { return "write"; }
@@ -92,6 +105,7 @@ class WriteSide final : public Primitive {
 
  protected:
   std::string_view unlock_channel() const override { return names.channel; }
+  std::string_view delay_marker() const override { return delay_key; }
 };
 
 }  // namespace distlock::sync

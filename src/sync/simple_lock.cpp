@@ -5,16 +5,21 @@
 
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
+#include "sync/arguments.hpp"
 #include "sync/services.hpp"
 #include "sync/simple_lock_poll.hpp"
 #include "sync/simple_lock_primitive.hpp"
 
 namespace distlock {
 
-SimpleLock::SimpleLock(std::shared_ptr<sync::Services> client, std::string name, bool fenced)
-    : Lock(detail::Access::lock(std::move(client),
-                                std::make_shared<const sync::SimplePrimitive>(
-                                    std::move(name), fenced, sync::simple_lock_poll_cap()))) {}
+SimpleLock::SimpleLock(std::shared_ptr<sync::Services> client,
+                       std::string name,
+                       bool fenced,
+                       std::chrono::milliseconds lock_delay)
+    : Lock(detail::Access::lock(
+          std::move(client),
+          std::make_shared<const sync::SimplePrimitive>(
+              std::move(name), fenced, sync::simple_lock_poll_cap(), lock_delay))) {}
 
 SimpleLock Client::simple_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
@@ -24,6 +29,18 @@ SimpleLock Client::simple_lock(std::string name) {
 SimpleLock Client::fenced_simple_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
   return SimpleLock(sync::services_of(impl_), std::move(name), true);
+}
+
+SimpleLock Client::simple_lock(std::string name, const LockOptions& options) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return SimpleLock(sync::services_of(impl_), std::move(name), false,
+                    sync::checked_lock_delay(options));
+}
+
+SimpleLock Client::fenced_simple_lock(std::string name, const LockOptions& options) {
+  if (!impl_) throw Error(errc::closed, "the client was moved from");
+  return SimpleLock(sync::services_of(impl_), std::move(name), true,
+                    sync::checked_lock_delay(options));
 }
 
 }  // namespace distlock

@@ -28,11 +28,18 @@ void set_simple_lock_poll_cap(std::chrono::milliseconds cap) noexcept {
   poll_cap_ms.store(cap.count());
 }
 
-SimplePrimitive::SimplePrimitive(std::string lock_name, bool fenced, std::chrono::milliseconds cap)
+SimplePrimitive::SimplePrimitive(std::string lock_name,
+                                 bool fenced,
+                                 std::chrono::milliseconds cap,
+                                 std::optional<std::chrono::milliseconds> lock_delay)
     : Primitive(std::move(lock_name), "simple lock"),
       channel(simple_lock_channel(name())),
       poll_cap(cap) {
   if (fenced) fence = fencing_counter_key(name());
+  if (lock_delay && lock_delay->count() > 0) {
+    delay_key = lock_delay_key(name());
+    delay_text = std::to_string(lock_delay->count());
+  }
 }
 
 std::string SimplePrimitive::owner_for(std::string) const {
@@ -49,6 +56,9 @@ std::unique_ptr<HoldingStep> SimplePrimitive::acquire_step(Services& client,
 }
 
 runtime::Renewal SimplePrimitive::renewal(const std::string& owner) const {
+  if (!delay_key.empty()) {
+    return {runtime::Renewal::Kind::string_value_delayed, name(), owner, delay_key};
+  }
   return {runtime::Renewal::Kind::string_value, name(), owner, {}};
 }
 
@@ -62,6 +72,8 @@ void SimplePrimitive::release_args(const Holding& state, std::string_view, Relea
   // (-1), which PendingRelease reads as released for a hold valid until the
   // unlock.
   out.key(name());
+  // A holder with a delay ends its marker.
+  if (!delay_key.empty()) out.key(delay_key);
   out.arg(state.owner);
   out.arg(channel);
   out.arg(kUnlockMessage);
@@ -86,9 +98,19 @@ SimpleStep::SimpleStep(Services& client,
                        const SimplePrimitive& lock,
                        std::shared_ptr<Holding> state)
     : HoldingStep(client, std::move(state), 1), lock_(lock) {
-  keys_ = {lock_.name(), lock_.fence};
-  key_count_ = lock_.fence.empty() ? 1 : 2;
-  args_ = {state_->ttl_text, state_->owner};
+  if (lock_.delay_key.empty()) {
+    // Without a delay (and on Redlock's nodes): KEYS[2] is the fencing
+    // counter, no ARGV[3].
+    keys_ = {lock_.name(), lock_.fence, {}};
+    key_count_ = lock_.fence.empty() ? 1 : 2;
+    args_ = {state_->ttl_text, state_->owner, {}};
+    arg_count_ = 2;
+  } else {
+    keys_ = {lock_.name(), lock_.delay_key, lock_.fence};
+    key_count_ = lock_.fence.empty() ? 2 : 3;
+    args_ = {state_->ttl_text, state_->owner, lock_.delay_text};
+    arg_count_ = 3;
+  }
 }
 
 const script::Script& SimpleStep::script() const {
@@ -100,13 +122,15 @@ std::span<const std::string_view> SimpleStep::keys() const {
 }
 
 std::span<const std::string_view> SimpleStep::args() const {
-  return args_;
+  return {args_.data(), arg_count_};
 }
 
 Attempt SimpleStep::interpret(const Value& reply) const {
   // Same reply shape as acquire.lua's.
   Attempt a = interpret_acquire_reply(reply);
-  if (a.kind == Attempt::Kind::contended && a.retry_after) {
+  // A lock-delay ends at its marker's PTTL, with no message and no peer
+  // that could end it sooner (force_unlock publishes): no poll cap then.
+  if (a.kind == Attempt::Kind::contended && a.retry_after && !is_delay_reply(reply)) {
     a.retry_after = std::min(*a.retry_after, lock_.poll_cap);
   }
   return a;

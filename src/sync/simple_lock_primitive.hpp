@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "sync/holding_step.hpp"
@@ -17,10 +18,18 @@ class SimplePrimitive : public Primitive {
   // Validates `name` (non-empty, at most 64 KiB); throws Error(invalid_argument).
   // `poll_cap`: the longest a waiter sleeps between attempts without a
   // wake-up (peers release without publishing).
-  SimplePrimitive(std::string name, bool fenced, std::chrono::milliseconds poll_cap);
+  // `lock_delay`: LockOptions::lock_delay, checked (0 or nullopt: none).
+  SimplePrimitive(std::string name,
+                  bool fenced,
+                  std::chrono::milliseconds poll_cap,
+                  std::optional<std::chrono::milliseconds> lock_delay);
 
   std::string channel;  // distlock_simple_lock__channel:{name} (:name when it has a '{')
   std::string fence;    // fencing counter key; empty unless fenced
+  // With a lock-delay: lock_delay_key(name) and the delay in ms; both empty
+  // without one (the handle then neither reads nor writes a marker).
+  std::string delay_key;
+  std::string delay_text;
   const std::chrono::milliseconds poll_cap;
 
   std::string_view route_key() const override { return name(); }
@@ -49,6 +58,7 @@ class SimplePrimitive : public Primitive {
 
  protected:
   std::string_view unlock_channel() const override { return channel; }
+  std::string_view delay_marker() const override { return delay_key; }
 };
 
 // simple_acquire.lua on the key (and the fencing counter). A contended reply
@@ -69,9 +79,10 @@ class SimpleStep : public HoldingStep {
 
  private:
   const SimplePrimitive& lock_;
-  std::array<std::string_view, 2> keys_;
+  std::array<std::string_view, 3> keys_;
   std::size_t key_count_;
-  std::array<std::string_view, 2> args_;
+  std::array<std::string_view, 3> args_;
+  std::size_t arg_count_;
 };
 
 }  // namespace distlock::sync

@@ -35,6 +35,14 @@
 // WATCHDOG_MS), prints "held", and sleeps until killed.
 //
 //   distlock_lock_worker semaphore-hold URI NAME WATCHDOG_MS N
+//
+// Or, to be SIGKILLed by a test while it holds (issue 27): takes the lock NAME
+// of KIND ("lock", "fenced", "simple", "fenced-simple", "fair", "fenced-fair",
+// "write", "fenced-write": a read-write lock's write side) with a lock-delay of
+// DELAY_MS (watchdog lease of WATCHDOG_MS), prints "held", and sleeps until
+// killed.
+//
+//   distlock_lock_worker delay-hold URI KIND NAME WATCHDOG_MS DELAY_MS
 #include <unistd.h>
 
 #include <chrono>
@@ -123,9 +131,38 @@ int semaphore_hold(char** argv) {
   for (;;) ::pause();
 }
 
+int delay_hold(char** argv) {
+  auto options = distlock::ClientOptions::from_uri(argv[2]);
+  options.watchdog_timeout = std::chrono::milliseconds(std::atoi(argv[5]));
+  distlock::Client client(options);
+  const std::string kind = argv[3];
+  const distlock::LockOptions lo{std::chrono::milliseconds(std::atoll(argv[6]))};
+  distlock::Lock lock = kind == "lock"          ? client.lock(argv[4], lo)
+                        : kind == "fenced"      ? client.fenced_lock(argv[4], lo)
+                        : kind == "simple"      ? client.simple_lock(argv[4], lo).as_lock()
+                        : kind == "fair"        ? client.fair_lock(argv[4], lo)
+                        : kind == "fenced-fair" ? client.fenced_fair_lock(argv[4], lo)
+                        : kind == "write"       ? client.read_write_lock(argv[4], lo).write_lock()
+                        : kind == "fenced-write"
+                            ? client.fenced_read_write_lock(argv[4], lo).write_lock()
+                            : client.fenced_simple_lock(argv[4], lo).as_lock();
+  lock.lock();
+  std::printf("held\n");
+  std::fflush(stdout);
+  for (;;) ::pause();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 7 && std::string(argv[1]) == "delay-hold") {
+    try {
+      return delay_hold(argv);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "delay worker failed: %s\n", e.what());
+      return 1;
+    }
+  }
   if (argc == 5 && std::string(argv[1]) == "fair-wait") {
     try {
       return fair_wait(argv);

@@ -85,7 +85,9 @@ TEST(KeyLayout, TheCounterAndTheFairKeysShareTheNamesSlotForAnyName) {
     EXPECT_EQ(key_slot(sync::fencing_counter_key(name)), slot) << name;
     EXPECT_EQ(key_slot(sync::fair_queue_key(name)), slot) << name;
     EXPECT_EQ(key_slot(sync::fair_timeout_key(name)), slot) << name;
+    EXPECT_EQ(key_slot(sync::lock_delay_key(name)), slot) << name;
   }
+  EXPECT_EQ(sync::lock_delay_key("job"), "distlock_lock_delay:{job}");
 }
 
 TEST(KeyLayout, TheKeysBesideAPrimitivesOwnKeyAreAuxiliary) {
@@ -93,7 +95,7 @@ TEST(KeyLayout, TheKeysBesideAPrimitivesOwnKeyAreAuxiliary) {
        {sync::fencing_counter_key("x}{y"), sync::fair_queue_key("a{b"), sync::fair_timeout_key("j"),
         sync::semaphore_holders_key("s"), sync::semaphore_counts_key("s"),
         sync::semaphore_v1_leases_key("s"), sync::semaphore_v1_holders_key("s"),
-        sync::rw_timeout_prefix("rw", "c:1") + ":1"}) {
+        sync::rw_timeout_prefix("rw", "c:1") + ":1", sync::lock_delay_key("job")}) {
     EXPECT_TRUE(sync::is_auxiliary_key(key)) << key;
   }
   for (const char* key : {"job", "a{b", "redisson_lock_queue", "{rw}:c:1", "t:sem"}) {

@@ -18,7 +18,9 @@ TEST(PrimitiveMetric, EachLockKindCountsUnderItsOwnPrimitiveLabel) {
   EXPECT_EQ(to_string(FairPrimitive("n", false).metric()), "fair_lock");
   EXPECT_EQ(to_string(ReadSide("n").metric()), "read_lock");
   EXPECT_EQ(to_string(WriteSide("n", false).metric()), "write_lock");
-  EXPECT_EQ(to_string(SimplePrimitive("n", false, std::chrono::milliseconds(200)).metric()),
+  EXPECT_EQ(to_string(SimplePrimitive("n", false, std::chrono::milliseconds(200),
+                                      std::chrono::milliseconds(0))
+                          .metric()),
             "simple_lock");
 }
 

@@ -4,15 +4,20 @@
 --          the reentrant lock, so its queries work unchanged)
 -- KEYS[2]  the queue: a list of waiting owner ids, oldest first
 -- KEYS[3]  the waiters' liveness: a zset of owner id -> deadline in server ms
--- KEYS[4]  (fenced locks only) the fencing counter
+-- KEYS[4]  with a delay (ARGV[5]): the lock-delay marker (as acquire.lua's):
+--          while it exists and the lock does not, nobody takes the lock;
+--          waiters keep their places. Without: as KEYS[5]
+-- KEYS[5]  (fenced locks only) the fencing counter
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner id
 -- ARGV[3]  the waiter's liveness lease in milliseconds
 -- ARGV[4]  the owner's hold count if this succeeds ('1': a first hold)
+-- ARGV[5]  (optional) this holder's lock-delay in ms
 -- Returns nil (plain) or {token} (fenced) when acquired; otherwise, having
 -- queued the owner (or refreshed its place), how long to wait before
--- retrying in milliseconds: the holder's PTTL, bounded by what remains of the
--- queue head's liveness when the head is another waiter (-1: no bound).
+-- retrying in milliseconds: the holder's PTTL (the marker's during a delay),
+-- bounded by what remains of the queue head's liveness when the head is
+-- another waiter (-1: no bound).
 local t = redis.call('time')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local owner = ARGV[2]
@@ -27,11 +32,17 @@ while head do
   head = redis.call('lindex', KEYS[2], 0)
 end
 
+local marker, fence = nil, KEYS[4]
+if ARGV[5] then marker, fence = KEYS[4], KEYS[5] end
+
 local function token(fresh)
-  if KEYS[4] == nil then return nil end
-  if fresh then return {redis.call('incr', KEYS[4])} end
+  if marker then
+    redis.call('set', marker, ARGV[5], 'PX', tonumber(ARGV[1]) + tonumber(ARGV[5]))
+  end
+  if fence == nil then return nil end
+  if fresh then return {redis.call('incr', fence)} end
   -- While the lock is held nobody else can INCR: the counter is the holder's.
-  return {tonumber(redis.call('get', KEYS[4]) or '0')}
+  return {tonumber(redis.call('get', fence) or '0')}
 end
 
 if redis.call('hexists', KEYS[1], owner) == 1 then
@@ -47,7 +58,9 @@ if redis.call('hexists', KEYS[1], owner) == 1 then
   return token(false)
 end
 
-if redis.call('exists', KEYS[1]) == 0 and (not head or head == owner) then
+local free = redis.call('exists', KEYS[1]) == 0
+local delayed = free and marker and redis.call('pttl', marker) or -2
+if free and delayed == -2 and (not head or head == owner) then
   redis.call('hset', KEYS[1], owner, 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
   if head then redis.call('lpop', KEYS[2]) end
@@ -69,6 +82,7 @@ end
 -- Retry when the holder's lease ends, or sooner when the head's place lapses
 -- (a dead head's grant lapses with it; nobody publishes then).
 local wait = redis.call('pttl', KEYS[1])
+if wait == -2 and delayed ~= -2 then wait = delayed end
 head = redis.call('lindex', KEYS[2], 0)
 if head ~= owner then
   local alive = tonumber(redis.call('zscore', KEYS[3], head))

@@ -17,7 +17,11 @@
 --              only ever lengthened (it is the longest hold's), 'p' a
 --              semaphore holder: the zset KEYS[2i-1] gives ARGV[3i-1] a lease
 --              deadline (server ms) not yet passed; it becomes TIME + the
---              lease (the keys have no expiry of their own)
+--              lease (the keys have no expiry of their own); 'H', 'S' and
+--              'W' as 'h', 's' and an 'r' write hold for a holder with a
+--              lock-delay: KEYS[2i] is its marker (acquire.lua), which a
+--              renewal keeps its delay (the marker's value) longer than the
+--              lease
 -- ARGV[3i-1]   that field or value
 -- ARGV[3i]     lease in milliseconds; "0" checks without extending (fixed
 --              leases, after a reconnect)
@@ -28,6 +32,11 @@ for i = 1, #ARGV / 3 do
   local key = KEYS[2 * i - 1]
   local kind, member, ttl = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
   local held = false
+  local marker = nil
+  if kind == 'H' or kind == 'S' or kind == 'W' then
+    marker = KEYS[2 * i]
+    kind = kind == 'W' and 'r' or string.lower(kind)
+  end
   if kind == 'h' then
     held = redis.pcall('hexists', key, member) == 1
   elseif kind == 's' then
@@ -45,7 +54,7 @@ for i = 1, #ARGV / 3 do
     ttl = '0'  -- extended above: the PEXPIRE below is for the other kinds
   elseif kind == 'r' then
     local count = tonumber(redis.pcall('hget', key, member))
-    local key2 = KEYS[2 * i]
+    local key2 = marker and key or KEYS[2 * i]  -- 'W': a write hold
     if key2 == key then
       held = count ~= nil
     else
@@ -72,6 +81,10 @@ for i = 1, #ARGV / 3 do
   -- ('r' extended its keys itself, never shortening the hash.)
   if held and ttl ~= '0' and kind ~= 'r' then
     redis.call('pexpire', key, ttl)
+  end
+  if held and ttl ~= '0' and marker then
+    local delay = redis.call('get', marker)
+    if delay then redis.call('pexpire', marker, tonumber(ttl) + tonumber(delay)) end
   end
   result[i] = held and 1 or 0
 end

@@ -7,11 +7,15 @@
 -- KEYS[1]  the lock hash
 -- KEYS[2]  the timeout-key prefix of the name: a reader field f's hold n has
 --          the timeout key "<KEYS[2]>:<f>:rwlock_timeout:<n>"
--- KEYS[3]  (fenced only) the fencing counter, INCR'd once per new write holding
+-- KEYS[3]  with a delay (ARGV[3]): the lock-delay marker (as acquire.lua's):
+--          while it exists and the hash does not, no write (or, for readers
+--          with the delay, read) hold is taken. Without: as KEYS[4]
+-- KEYS[4]  (fenced only) the fencing counter, INCR'd once per new write holding
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  the writer's field "<owner>:write"
+-- ARGV[3]  (optional) this writer's lock-delay in ms
 -- Returns nil (plain) or {token} (fenced) when acquired, otherwise the
--- hash's PTTL (-1: no expiry).
+-- hash's PTTL (-1: no expiry); during a delay {'delay', the marker's PTTL}.
 local mode = redis.call('hget', KEYS[1], 'mode')
 if mode == 'read' then
   local fields = redis.call('hgetall', KEYS[1])
@@ -39,23 +43,34 @@ if mode == 'read' then
   redis.call('del', KEYS[1])
   mode = false
 end
+local marker, fence = nil, KEYS[3]
+if ARGV[3] then marker, fence = KEYS[3], KEYS[4] end
+local function mark()
+  if marker then
+    redis.call('set', marker, ARGV[3], 'PX', tonumber(ARGV[1]) + tonumber(ARGV[3]))
+  end
+end
 if mode == false then
+  local delayed = marker and redis.call('pttl', marker) or -2
+  if delayed ~= -2 then return {'delay', delayed} end
   redis.call('hset', KEYS[1], 'mode', 'write', ARGV[2], 1)
   redis.call('pexpire', KEYS[1], ARGV[1])
-  if KEYS[3] == nil then
+  mark()
+  if fence == nil then
     return nil
   end
-  return {redis.call('incr', KEYS[3])}
+  return {redis.call('incr', fence)}
 end
 if mode == 'write' and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
   redis.call('hincrby', KEYS[1], ARGV[2], 1)
   if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then
     redis.call('pexpire', KEYS[1], ARGV[1])
   end
-  if KEYS[3] == nil then
+  mark()
+  if fence == nil then
     return nil
   end
   -- Re-entry: while it is write-held nobody else can INCR.
-  return {tonumber(redis.call('get', KEYS[3]) or '0')}
+  return {tonumber(redis.call('get', fence) or '0')}
 end
 return redis.call('pttl', KEYS[1])
