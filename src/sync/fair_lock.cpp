@@ -16,12 +16,9 @@ FairPrimitive::FairPrimitive(std::string lock_name,
     : Primitive(std::move(lock_name), "fair lock"),
       queue(fair_queue_key(name)),
       timeout(fair_timeout_key(name)),
-      channel_prefix(lock_channel(name)) {
+      channel_prefix(lock_channel(name)),
+      delay(name, lock_delay) {
   if (fenced) fence = fencing_counter_key(name);
-  if (lock_delay.count() > 0) {
-    delay_key = lock_delay_key(name);
-    delay_text = std::to_string(lock_delay.count());
-  }
 }
 
 std::string FairPrimitive::waiter_channel(const std::string& owner) const {
@@ -32,7 +29,7 @@ void FairPrimitive::keys(ReleaseArgs& out) const {
   out.key(name);
   out.key(queue);
   out.key(timeout);
-  if (!delay_key.empty()) out.key(delay_key);
+  if (delay.on()) out.key(delay.key);
   if (!fence.empty()) out.key(fence);
 }
 
@@ -43,8 +40,8 @@ std::unique_ptr<HoldingStep> FairPrimitive::acquire_step(Services& client,
 }
 
 runtime::Renewal FairPrimitive::renewal(const std::string& owner) const {
-  if (!delay_key.empty()) {
-    return {runtime::Renewal::Kind::hash_field_delayed, name, owner, delay_key};
+  if (delay.on()) {
+    return {runtime::Renewal::Kind::hash_field_delayed, name, owner, delay.key};
   }
   return {runtime::Renewal::Kind::hash_field, name, owner, {}};
 }
@@ -62,7 +59,7 @@ void FairPrimitive::release_args(const Holding& state,
   out.arg(expected);
   out.arg(channel_prefix);
   out.arg("r");
-  if (!delay_key.empty()) out.arg("d");  // KEYS[4] is the marker
+  if (delay.on()) out.arg("d");  // KEYS[4] is the marker
 }
 
 bool FairPrimitive::force_release(const Services& client,
@@ -72,7 +69,7 @@ bool FairPrimitive::force_release(const Services& client,
   keys(args);
   const std::string_view argv[] = {"0", "", "0", channel_prefix, "f"};
   for (std::string_view a : argv) args.arg(a);
-  if (!delay_key.empty()) args.arg("d");
+  if (delay.on()) args.arg("d");
   return force_release_call(client, release_script(), args.key_span(), args.arg_span(), ec, what);
 }
 

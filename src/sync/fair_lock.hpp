@@ -8,6 +8,7 @@
 #include <chrono>
 #include <string>
 
+#include "sync/key_layout.hpp"
 #include "sync/primitive.hpp"
 
 namespace distlock::sync {
@@ -25,10 +26,7 @@ class FairPrimitive final : public Primitive {
   std::string timeout;  // redisson_lock_timeout:{name}: owner -> liveness deadline (server ms)
   std::string channel_prefix;  // redisson_lock__channel:{name}; a waiter's is <prefix>:<owner>
   std::string fence;           // fencing counter key; empty unless fenced
-  // With a lock-delay: lock_delay_key(name) and the delay in ms; both empty
-  // without one (the handle then neither reads nor writes a marker).
-  std::string delay_key;
-  std::string delay_text;
+  const LockDelay delay;       // LockOptions::lock_delay: its marker and text, or none
 
   std::string_view route_key() const override { return name; }
   std::string_view kind() const override { return "fair"; }
@@ -45,8 +43,8 @@ class FairPrimitive final : public Primitive {
   // Frees it whoever holds it and grants it to the first live waiter.
   bool force_release(const Services& client, std::error_code& ec, std::string& what) const override;
 
-  // The KEYS of every fair script: the hash, the queue, the zset, the
-  // lock-delay marker and, when fenced, the counter.
+  // The KEYS of every fair script: the hash, the queue, the zset, with a
+  // delay its marker and, when fenced, the counter.
   void keys(ReleaseArgs& out) const;
   // The channel a waiter `owner` hears its grant on.
   std::string waiter_channel(const std::string& owner) const;

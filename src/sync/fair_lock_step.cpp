@@ -19,17 +19,17 @@ FairStep::FairStep(Services& client,
       channel_(lock.waiter_channel(state_->owner)),
       liveness_text_(std::to_string(client.options.watchdog_timeout.count())),
       count_text_(std::to_string(count_after)) {
-  if (lock_.delay_key.empty()) {
+  if (!lock_.delay.on()) {
     // Without a delay: KEYS[4] is the fencing counter, no ARGV[5].
     keys_ = {lock_.name, lock_.queue, lock_.timeout, lock_.fence, {}};
     key_count_ = lock_.fence.empty() ? 3 : 4;
     arg_count_ = 4;
   } else {
-    keys_ = {lock_.name, lock_.queue, lock_.timeout, lock_.delay_key, lock_.fence};
+    keys_ = {lock_.name, lock_.queue, lock_.timeout, lock_.delay.key, lock_.fence};
     key_count_ = lock_.fence.empty() ? 4 : 5;
     arg_count_ = 5;
   }
-  args_ = {state_->ttl_text, state_->owner, liveness_text_, count_text_, lock_.delay_text};
+  args_ = {state_->ttl_text, state_->owner, liveness_text_, count_text_, lock_.delay.text};
 }
 
 const script::Script& FairStep::script() const {
@@ -55,7 +55,7 @@ std::optional<Granted> FairStep::interpret_message(std::string_view payload) con
   // what the grant's TTL gives: an attempt confirms it with its own lease.
   if (!state_->watchdog || state_->ttl != client_.options.watchdog_timeout) return std::nullopt;
   // A holder with a lock-delay sets its marker in that confirming attempt.
-  if (!lock_.delay_key.empty()) return std::nullopt;
+  if (lock_.delay.on()) return std::nullopt;
   std::optional<std::uint64_t> token;
   if (payload.size() > 2 && payload[1] == ':') {
     std::uint64_t value = 0;
@@ -109,7 +109,7 @@ void FairStep::leave() {
   const auto k = keys.key_span();
   std::vector<std::string> args{"0", state_->owner, count_after_ == 1 ? "1" : "0",
                                 lock_.channel_prefix, "l"};
-  if (!lock_.delay_key.empty()) args.emplace_back("d");  // KEYS[4] is the marker
+  if (lock_.delay.on()) args.emplace_back("d");  // KEYS[4] is the marker
   client_.topology.call_detached(std::string(lock_.route_key()), script::scripts().fair_release,
                                  std::vector<std::string>(k.begin(), k.end()), std::move(args), {});
 }

@@ -75,6 +75,12 @@ std::string lock_delay_key(std::string_view name) {
   return same_slot_key(kLockDelay, name);
 }
 
+LockDelay::LockDelay(std::string_view name, std::chrono::milliseconds delay) {
+  if (delay.count() <= 0) return;
+  key = lock_delay_key(name);
+  text = std::to_string(delay.count());
+}
+
 std::string rw_key_prefix(std::string_view name) {
   if (name.find('{') != std::string_view::npos) return std::string(name);
   return "{" + std::string(name) + "}";

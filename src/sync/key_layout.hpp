@@ -19,6 +19,7 @@
 // Channels need no slot: Pub/Sub reaches every node.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -74,10 +75,21 @@ std::string latch_channel(std::string_view name);
 // "distlock_simple_lock__channel:{name}" (prefixName rule).
 std::string simple_lock_channel(std::string_view name);
 
-// The lock-delay marker of a Lock or SimpleLock (docs/lock.md, Lock-delay):
+// The lock-delay marker of a lock of any kind (docs/lock.md, Lock-delay):
 // "distlock_lock_delay:{name}" when that shares `name`'s slot (prefixName
 // rule), otherwise as the fair lock's keys. Always `name`'s slot.
 std::string lock_delay_key(std::string_view name);
+
+// A lock handle's lock-delay (LockOptions::lock_delay, checked): with one,
+// its marker key and the delay in ms as script text; without (0), both
+// empty, and the handle neither reads nor writes a marker: its scripts get
+// the KEYS and ARGV they had before lock-delay existed.
+struct LockDelay {
+  LockDelay(std::string_view name, std::chrono::milliseconds delay);
+  bool on() const noexcept { return !key.empty(); }
+  std::string key;
+  std::string text;
+};
 
 // True for a key that belongs to a primitive named by another key: a fair
 // lock's queue or timeout, a fencing counter, a semaphore's leases or

@@ -21,10 +21,7 @@ class LockKeys final : public Primitive {
   const std::string& name = Primitive::name();  // the lock hash's key
   std::string channel;                          // lock_channel(name)
   std::string fence;                            // fencing_counter_key(name); empty unless fenced
-  // With a lock-delay: lock_delay_key(name) and the delay in ms; both empty
-  // without one (the handle then neither reads nor writes a marker).
-  std::string delay_key;
-  std::string delay_text;
+  const LockDelay delay;  // LockOptions::lock_delay: its marker and text, or none
 
   std::string_view route_key() const override { return name; }
   std::string_view kind() const override { return "lock"; }
@@ -41,7 +38,7 @@ class LockKeys final : public Primitive {
 
  protected:
   std::string_view unlock_channel() const override { return channel; }
-  std::string_view delay_marker() const override { return delay_key; }
+  std::string_view delay_marker() const override { return delay.key; }
 };
 
 }  // namespace distlock::sync

@@ -16,16 +16,16 @@ LockStep::LockStep(Services& client,
                    std::shared_ptr<Holding> state,
                    std::uint32_t count_after)
     : HoldingStep(client, std::move(state), count_after), lock_(keys) {
-  if (lock_.delay_key.empty()) {
+  if (!lock_.delay.on()) {
     // Without a delay: KEYS[2] is the fencing counter, no ARGV[3].
     keys_ = {lock_.name, lock_.fence, {}};
     key_count_ = lock_.fence.empty() ? 1 : 2;
     args_ = {state_->ttl_text, state_->owner, {}};
     arg_count_ = 2;
   } else {
-    keys_ = {lock_.name, lock_.delay_key, lock_.fence};
+    keys_ = {lock_.name, lock_.delay.key, lock_.fence};
     key_count_ = lock_.fence.empty() ? 2 : 3;
-    args_ = {state_->ttl_text, state_->owner, lock_.delay_text};
+    args_ = {state_->ttl_text, state_->owner, lock_.delay.text};
     arg_count_ = 3;
   }
 }
@@ -97,7 +97,7 @@ void LockKeys::release_args(const Holding& state,
                             ReleaseArgs& out) const {
   out.key(name);
   // A holder with a delay keeps or ends its marker.
-  if (!delay_key.empty()) out.key(delay_key);
+  if (delay.on()) out.key(delay.key);
   out.arg(state.ttl_text);
   out.arg(state.owner);
   out.arg(expected);

@@ -27,8 +27,8 @@ class ReadStep final : public HoldingStep {
       : HoldingStep(client, std::move(state), count_after),
         side_(side),
         write_field_(state_->owner + ":write") {
-    keys_ = {side_.name(), state_->renewal.key2, side_.delay_key};
-    key_count_ = side_.delay_key.empty() ? 2 : 3;
+    keys_ = {side_.name(), state_->renewal.key2, side_.delay.key};
+    key_count_ = !side_.delay.on() ? 2 : 3;
     args_ = {state_->ttl_text, state_->owner, write_field_};
   }
 
@@ -56,17 +56,17 @@ class WriteStep final : public HoldingStep {
             std::shared_ptr<Holding> state,
             std::uint32_t count_after)
       : HoldingStep(client, std::move(state), count_after), side_(side) {
-    if (side_.delay_key.empty()) {
+    if (!side_.delay.on()) {
       // Without a delay: KEYS[3] is the fencing counter, no ARGV[3].
       keys_ = {side_.name(), side_.names.key_prefix, side_.fence, {}};
       key_count_ = side_.fence.empty() ? 2 : 3;
       arg_count_ = 2;
     } else {
-      keys_ = {side_.name(), side_.names.key_prefix, side_.delay_key, side_.fence};
+      keys_ = {side_.name(), side_.names.key_prefix, side_.delay.key, side_.fence};
       key_count_ = side_.fence.empty() ? 3 : 4;
       arg_count_ = 3;
     }
-    args_ = {state_->ttl_text, state_->owner, side_.delay_text};
+    args_ = {state_->ttl_text, state_->owner, side_.delay.text};
   }
 
   const script::Script& script() const override { return script::scripts().rw_write_acquire; }
@@ -91,9 +91,9 @@ ReadWriteNames::ReadWriteNames(const std::string& name)
 // --- read side -------------------------------------------------------------
 
 ReadSide::ReadSide(std::string name, std::chrono::milliseconds lock_delay)
-    : Primitive(std::move(name), "read-write lock"), names(this->name()) {
-  if (lock_delay.count() > 0) delay_key = lock_delay_key(this->name());
-}
+    : Primitive(std::move(name), "read-write lock"),
+      names(this->name()),
+      delay(this->name(), lock_delay) {}
 
 std::string ReadSide::timeout_prefix(const std::string& owner) const {
   return rw_timeout_prefix(name(), owner);
@@ -128,12 +128,10 @@ void ReadSide::release_args(const Holding& state,
 // --- write side ------------------------------------------------------------
 
 WriteSide::WriteSide(std::string name, bool fenced, std::chrono::milliseconds lock_delay)
-    : Primitive(std::move(name), "read-write lock"), names(this->name()) {
+    : Primitive(std::move(name), "read-write lock"),
+      names(this->name()),
+      delay(this->name(), lock_delay) {
   if (fenced) fence = fencing_counter_key(this->name());
-  if (lock_delay.count() > 0) {
-    delay_key = lock_delay_key(this->name());
-    delay_text = std::to_string(lock_delay.count());
-  }
 }
 
 std::unique_ptr<HoldingStep> WriteSide::acquire_step(Services& client,
@@ -145,8 +143,7 @@ std::unique_ptr<HoldingStep> WriteSide::acquire_step(Services& client,
 runtime::Renewal WriteSide::renewal(const std::string& owner) const {
   // No key2: renew.lua's 'r' branch then checks the write field alone; 'W'
   // is the same with the marker as key2.
-  if (!delay_key.empty())
-    return {runtime::Renewal::Kind::rw_write_delayed, name(), owner, delay_key};
+  if (delay.on()) return {runtime::Renewal::Kind::rw_write_delayed, name(), owner, delay.key};
   return {runtime::Renewal::Kind::rw_hold, name(), owner, {}};
 }
 
@@ -159,7 +156,7 @@ void WriteSide::release_args(const Holding& state,
                              ReleaseArgs& out) const {
   out.key(name());
   // A writer with a delay keeps or ends its marker.
-  if (!delay_key.empty()) out.key(delay_key);
+  if (delay.on()) out.key(delay.key);
   out.arg(state.ttl_text);
   out.arg(state.owner);
   out.arg(expected);

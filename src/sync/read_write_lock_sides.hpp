@@ -9,6 +9,7 @@
 #include <chrono>
 #include <string>
 
+#include "sync/key_layout.hpp"
 #include "sync/primitive.hpp"
 
 namespace distlock::sync {
@@ -34,7 +35,7 @@ class ReadSide final : public Primitive {
                     std::chrono::milliseconds lock_delay = std::chrono::milliseconds(0));
 
   const ReadWriteNames names;
-  std::string delay_key;  // with a delay, the write side's marker; empty otherwise
+  const LockDelay delay;  // with one, read acquires honour the write side's marker
 
   std::string_view route_key() const override { return name(); }
   std::string_view kind() const override { return "read"; }
@@ -59,7 +60,7 @@ class ReadSide final : public Primitive {
 
  protected:
   std::string_view unlock_channel() const override { return names.channel; }
-  std::string_view delay_marker() const override { return delay_key; }
+  std::string_view delay_marker() const override { return delay.key; }
 };
 
 // The exclusive side: kind "write", reentrant, refused over a read-only hold
@@ -75,11 +76,8 @@ class WriteSide final : public Primitive {
             std::chrono::milliseconds lock_delay = std::chrono::milliseconds(0));
 
   const ReadWriteNames names;
-  std::string fence;  // empty unless fenced
-  // With a lock-delay: lock_delay_key(name) and the delay in ms; both empty
-  // without one (the handle then neither reads nor writes a marker).
-  std::string delay_key;
-  std::string delay_text;
+  std::string fence;      // empty unless fenced
+  const LockDelay delay;  // LockOptions::lock_delay: its marker and text, or none
 
   std::string_view route_key() const override { return name(); }
   std::string_view kind() const override { return "write"; }
@@ -105,7 +103,7 @@ class WriteSide final : public Primitive {
 
  protected:
   std::string_view unlock_channel() const override { return names.channel; }
-  std::string_view delay_marker() const override { return delay_key; }
+  std::string_view delay_marker() const override { return delay.key; }
 };
 
 }  // namespace distlock::sync

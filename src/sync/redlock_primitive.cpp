@@ -23,7 +23,7 @@ std::string redlock_release_tag(std::string_view token) {
 RedlockPrimitive::RedlockPrimitive(std::string name,
                                    std::chrono::milliseconds retry_delay,
                                    std::chrono::milliseconds retry_jitter)
-    : SimplePrimitive(std::move(name), false, retry_delay, std::nullopt),
+    : SimplePrimitive(std::move(name), false, retry_delay, std::chrono::milliseconds(0)),
       retry_jitter_(retry_jitter) {}
 
 std::string RedlockPrimitive::release_tag(const std::string& owner) const {

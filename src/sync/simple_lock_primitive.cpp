@@ -31,15 +31,12 @@ void set_simple_lock_poll_cap(std::chrono::milliseconds cap) noexcept {
 SimplePrimitive::SimplePrimitive(std::string lock_name,
                                  bool fenced,
                                  std::chrono::milliseconds cap,
-                                 std::optional<std::chrono::milliseconds> lock_delay)
+                                 std::chrono::milliseconds lock_delay)
     : Primitive(std::move(lock_name), "simple lock"),
       channel(simple_lock_channel(name())),
+      delay(name(), lock_delay),
       poll_cap(cap) {
   if (fenced) fence = fencing_counter_key(name());
-  if (lock_delay && lock_delay->count() > 0) {
-    delay_key = lock_delay_key(name());
-    delay_text = std::to_string(lock_delay->count());
-  }
 }
 
 std::string SimplePrimitive::owner_for(std::string) const {
@@ -56,8 +53,8 @@ std::unique_ptr<HoldingStep> SimplePrimitive::acquire_step(Services& client,
 }
 
 runtime::Renewal SimplePrimitive::renewal(const std::string& owner) const {
-  if (!delay_key.empty()) {
-    return {runtime::Renewal::Kind::string_value_delayed, name(), owner, delay_key};
+  if (delay.on()) {
+    return {runtime::Renewal::Kind::string_value_delayed, name(), owner, delay.key};
   }
   return {runtime::Renewal::Kind::string_value, name(), owner, {}};
 }
@@ -73,7 +70,7 @@ void SimplePrimitive::release_args(const Holding& state, std::string_view, Relea
   // unlock.
   out.key(name());
   // A holder with a delay ends its marker.
-  if (!delay_key.empty()) out.key(delay_key);
+  if (delay.on()) out.key(delay.key);
   out.arg(state.owner);
   out.arg(channel);
   out.arg(kUnlockMessage);
@@ -98,7 +95,7 @@ SimpleStep::SimpleStep(Services& client,
                        const SimplePrimitive& lock,
                        std::shared_ptr<Holding> state)
     : HoldingStep(client, std::move(state), 1), lock_(lock) {
-  if (lock_.delay_key.empty()) {
+  if (!lock_.delay.on()) {
     // Without a delay (and on Redlock's nodes): KEYS[2] is the fencing
     // counter, no ARGV[3].
     keys_ = {lock_.name(), lock_.fence, {}};
@@ -106,9 +103,9 @@ SimpleStep::SimpleStep(Services& client,
     args_ = {state_->ttl_text, state_->owner, {}};
     arg_count_ = 2;
   } else {
-    keys_ = {lock_.name(), lock_.delay_key, lock_.fence};
+    keys_ = {lock_.name(), lock_.delay.key, lock_.fence};
     key_count_ = lock_.fence.empty() ? 2 : 3;
-    args_ = {state_->ttl_text, state_->owner, lock_.delay_text};
+    args_ = {state_->ttl_text, state_->owner, lock_.delay.text};
     arg_count_ = 3;
   }
 }

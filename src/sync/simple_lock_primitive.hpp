@@ -5,10 +5,10 @@
 #pragma once
 
 #include <chrono>
-#include <optional>
 #include <string>
 
 #include "sync/holding_step.hpp"
+#include "sync/key_layout.hpp"
 #include "sync/primitive.hpp"
 
 namespace distlock::sync {
@@ -18,18 +18,15 @@ class SimplePrimitive : public Primitive {
   // Validates `name` (non-empty, at most 64 KiB); throws Error(invalid_argument).
   // `poll_cap`: the longest a waiter sleeps between attempts without a
   // wake-up (peers release without publishing).
-  // `lock_delay`: LockOptions::lock_delay, checked (0 or nullopt: none).
+  // `lock_delay`: LockOptions::lock_delay, checked (0: none, as Redlock's).
   SimplePrimitive(std::string name,
                   bool fenced,
                   std::chrono::milliseconds poll_cap,
-                  std::optional<std::chrono::milliseconds> lock_delay);
+                  std::chrono::milliseconds lock_delay);
 
-  std::string channel;  // distlock_simple_lock__channel:{name} (:name when it has a '{')
-  std::string fence;    // fencing counter key; empty unless fenced
-  // With a lock-delay: lock_delay_key(name) and the delay in ms; both empty
-  // without one (the handle then neither reads nor writes a marker).
-  std::string delay_key;
-  std::string delay_text;
+  std::string channel;    // distlock_simple_lock__channel:{name} (:name when it has a '{')
+  std::string fence;      // fencing counter key; empty unless fenced
+  const LockDelay delay;  // LockOptions::lock_delay: its marker and text, or none
   const std::chrono::milliseconds poll_cap;
 
   std::string_view route_key() const override { return name(); }
@@ -58,7 +55,7 @@ class SimplePrimitive : public Primitive {
 
  protected:
   std::string_view unlock_channel() const override { return channel; }
-  std::string_view delay_marker() const override { return delay_key; }
+  std::string_view delay_marker() const override { return delay.key; }
 };
 
 // simple_acquire.lua on the key (and the fencing counter). A contended reply
