@@ -24,14 +24,10 @@ operation and as a ratio to `single` in the same run. Never gates CI.
 import argparse
 import glob
 import os
-import shutil
-import socket
 import statistics
-import subprocess
-import tempfile
-import time
 
 import redis
+from pinned_server import cpu_seconds, pinned_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LUA = os.path.join(ROOT, "src", "script", "lua")
@@ -53,19 +49,6 @@ def member_table(names, bodies):
     for i, b in enumerate(bodies):
         out += "f[%d] = function(KEYS, ARGV)\n%s\nend\n" % (i + 1, b)
     return out
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def cpu_seconds(pid):
-    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main():
@@ -97,23 +80,7 @@ def main():
         library += ("redis.register_function{function_name='batch_%s', flags=%s, "
                     "callback=function(KEYS, ARGV)\nlocal f = %s\n%s\nend}\n" % (tag, flags, tag, disp))
 
-    scratch = tempfile.mkdtemp(prefix="distlock-batch-cost-")
-    port = free_port()
-    pin = shutil.which("taskset") is not None and os.cpu_count() >= 2
-    cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-           "--appendonly", "no", "--dir", scratch]
-    server = subprocess.Popen((["taskset", "-c", "0"] if pin else []) + cmd,
-                              stdout=subprocess.DEVNULL)
-    if pin:
-        os.sched_setaffinity(0, {1})
-    try:
-        r = redis.Redis(host="127.0.0.1", port=port)
-        for _ in range(100):
-            try:
-                r.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
+    with pinned_server("distlock-batch-cost-") as (r, server_pid):
         sha_acq = r.script_load(open(os.path.join(LUA, "simple_acquire.lua")).read())
         sha_rel = r.script_load(open(os.path.join(LUA, "simple_release.lua")).read())
         sha_bp = r.script_load(batch_plain)
@@ -167,9 +134,9 @@ def main():
                 rounds = max(1, opt.ops // n)
                 for w in order:
                     way(w, n, 10)  # warm
-                    before = cpu_seconds(server.pid)
+                    before = cpu_seconds(server_pid)
                     way(w, n, rounds)
-                    results[(w, n)].append((cpu_seconds(server.pid) - before) * 1e6 / (rounds * n))
+                    results[(w, n)].append((cpu_seconds(server_pid) - before) * 1e6 / (rounds * n))
         print("server CPU per operation (acquire or release), us; median of %d rounds, "
               "%d ops per way, redis %s" % (opt.rounds, opt.ops, r.info()["redis_version"]))
         print("%-5s %-8s %-8s %-8s %-8s  %-7s %-7s %-7s" % (
@@ -180,10 +147,6 @@ def main():
                 n, med["native"], med["single"], med["batch"], med["fcall"],
                 med["native"] / med["single"], med["batch"] / med["single"],
                 med["fcall"] / med["single"]))
-    finally:
-        server.terminate()
-        server.wait()
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -21,31 +21,14 @@ of each delayed form to its plain one in the same run. Never gates CI.
 
 import argparse
 import os
-import shutil
-import socket
 import statistics
-import subprocess
-import tempfile
-import time
 
 import redis
+from pinned_server import cpu_seconds, pinned_server
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LUA = os.path.join(ROOT, "src", "script", "lua")
 DEPTH = 64
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def cpu_seconds(pid):
-    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main():
@@ -54,23 +37,7 @@ def main():
     ap.add_argument("--pairs", type=int, default=64000, help="pairs per way and round")
     opt = ap.parse_args()
 
-    scratch = tempfile.mkdtemp(prefix="distlock-delay-cost-")
-    port = free_port()
-    pin = shutil.which("taskset") is not None and os.cpu_count() >= 2
-    cmd = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-           "--appendonly", "no", "--dir", scratch]
-    server = subprocess.Popen((["taskset", "-c", "0"] if pin else []) + cmd,
-                              stdout=subprocess.DEVNULL)
-    if pin:
-        os.sched_setaffinity(0, {1})
-    try:
-        r = redis.Redis(host="127.0.0.1", port=port)
-        for _ in range(100):
-            try:
-                r.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
+    with pinned_server("distlock-delay-cost-") as (r, server_pid):
         sha = {n: r.script_load(open(os.path.join(LUA, n + ".lua")).read())
                for n in ("acquire", "release", "simple_acquire", "simple_release")}
         channel = "redisson_lock__channel:{bench}"
@@ -112,9 +79,9 @@ def main():
         for rnd in range(opt.rounds):
             for w in (ways if rnd % 2 == 0 else list(reversed(ways))):
                 way(w, 5, "warm%d%s" % (rnd, w))
-                before = cpu_seconds(server.pid)
+                before = cpu_seconds(server_pid)
                 way(w, rounds, "r%d%s" % (rnd, w))
-                results[w].append((cpu_seconds(server.pid) - before) * 1e6 / (rounds * DEPTH))
+                results[w].append((cpu_seconds(server_pid) - before) * 1e6 / (rounds * DEPTH))
         print("server CPU per acquire+release pair, us; median of %d rounds, %d pairs per way, "
               "pipelined %d deep, redis %s" % (opt.rounds, rounds * DEPTH, DEPTH,
                                                r.info()["redis_version"]))
@@ -122,10 +89,6 @@ def main():
         for w in ways:
             base = med[w.split("+")[0]]
             print("%-13s %6.2f  %.2fx" % (w, med[w], med[w] / base))
-    finally:
-        server.terminate()
-        server.wait()
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
