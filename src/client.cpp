@@ -52,10 +52,14 @@ ClientImpl::ClientImpl(ClientOptions options, const TopologyMaker& make)
   subscriber.on_disconnected = [this] { waiters_->on_disconnected(); };
   subscriber.on_push = [this](Value push) {
     const auto& parts = push.as_array();
-    // ["message", channel, payload] or ["pmessage", pattern, channel, payload]
+    // ["message" or "smessage", channel, payload], ["pmessage", pattern,
+    // channel, payload], or ["sunsubscribe", channel, count]
     const Value& channel = parts.size() == 3 ? parts[1] : parts[2];
     const Value& payload = parts.back();
-    if (channel.is_string()) {
+    if (!channel.is_string()) return;
+    if (parts[0].as_string() == "sunsubscribe") {
+      waiters_->on_unsubscribed(channel.as_string());
+    } else {
       waiters_->on_message(channel.as_string(), payload.is_string() ? payload.as_string() : "");
     }
   };

@@ -50,6 +50,12 @@ void validate(const ClientOptions& o) {
       (o.replica_ack_timeout.count() <= 0 || o.replica_ack_timeout >= o.command_timeout)) {
     bad("ClientOptions: replica_ack_timeout must be positive and below command_timeout");
   }
+  using Sharded = ClientOptions::ShardedPubsub;
+  if (o.sharded_pubsub != Sharded::automatic && o.sharded_pubsub != Sharded::on &&
+      o.sharded_pubsub != Sharded::off) {
+    bad("ClientOptions: sharded_pubsub must be automatic, on or off, got " +
+        std::to_string(static_cast<int>(o.sharded_pubsub)));
+  }
   if (o.long_hold_warning.count() < 0) bad("ClientOptions: long_hold_warning must be >= 0");
   if (!o.username.empty() && o.password.empty()) {
     bad("ClientOptions: username '" + o.username + "' given without a password");

@@ -103,6 +103,20 @@ struct ClientOptions {
   /// `coalesce=true|false`. Default false.
   bool coalesce = false;
 
+  /// Sharded pub/sub on Redis Cluster (docs/topologies.md, "Sharded
+  /// pub/sub"). `on`: waiters SSUBSCRIBE each channel on the master that
+  /// owns its slot and the release scripts SPUBLISH, so an unlock reaches
+  /// only that shard instead of every node over the cluster bus (Redisson
+  /// 3.22+ does the same under its default shardedSubscriptionMode AUTO).
+  /// `off`: classic SUBSCRIBE/PUBLISH. `automatic` (the default): on when
+  /// every master the Client finds at connect runs Redis 7.0 or later,
+  /// otherwise off. Every Client (and Redisson) waiting on a name must use
+  /// the same mode: a sharded unlock does not wake a classic waiter. Only
+  /// Cluster has shards: standalone and Sentinel always use classic pub/sub,
+  /// whatever this says. URI option `sharded_pubsub=auto|on|off`.
+  enum class ShardedPubsub { automatic, on, off };
+  ShardedPubsub sharded_pubsub = ShardedPubsub::automatic;
+
   /// Lease of a lock taken without an explicit lease; the watchdog renews it
   /// every third of this while the lock is held. Default 30 s (as Redisson).
   std::chrono::milliseconds watchdog_timeout{30000};
@@ -186,7 +200,7 @@ struct ClientOptions {
   /// command_timeout_ms, client_name, ca_file, ca_dir, cert_file, key_file,
   /// verify_peer (true/false), server_name, min_replicas_acked,
   /// replica_ack_timeout_ms, coalesce (true/false), preload_scripts
-  /// (true/false); for sentinel URIs also sentinel_username and
+  /// (true/false), sharded_pubsub (auto/on/off); for sentinel URIs also sentinel_username and
   /// sentinel_password.
   /// Throws Error(errc::invalid_argument) naming the problem; the message never
   /// contains the password.

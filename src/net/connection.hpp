@@ -46,7 +46,8 @@ namespace distlock::net {
 //    a move drops the current connection exactly as above.
 //
 // A Connection in subscriber role hands RESP2 pub/sub pushes ("message",
-// "pmessage") to the push handler instead of matching them to requests.
+// "pmessage", "smessage", "sunsubscribe") to the push handler instead of
+// matching them to requests.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   enum class Role { data, subscriber };

@@ -12,7 +12,12 @@ bool is_push(const Value& v) {
   const auto& a = v.as_array();
   if (a.empty() || !a[0].is_string()) return false;
   const auto& kind = a[0].as_string();
-  return (kind == "message" && a.size() == 3) || (kind == "pmessage" && a.size() == 4);
+  // "smessage": a sharded message. "sunsubscribe": the server ends a
+  // sharded subscription when its slot moves away, unasked, in the same
+  // shape as its answer to SUNSUBSCRIBE; every one is taken as a push, so
+  // whoever sends SUNSUBSCRIBE makes a request of a following PING.
+  return ((kind == "message" || kind == "smessage" || kind == "sunsubscribe") && a.size() == 3) ||
+         (kind == "pmessage" && a.size() == 4);
 }
 
 bool is_readonly(const Value& v) {

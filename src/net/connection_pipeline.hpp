@@ -47,8 +47,9 @@ class ConnectionPipeline {
   };
 
   struct Hooks {
-    // Subscriber role: RESP2 pub/sub pushes ("message", "pmessage") go to
-    // on_push (dropped when it is empty) instead of answering a request.
+    // Subscriber role: RESP2 pub/sub pushes ("message", "pmessage",
+    // "smessage", "sunsubscribe") go to on_push (dropped when it is empty)
+    // instead of answering a request.
     bool take_pushes = false;
     std::function<void(Value push)> on_push;
     // When set, a READONLY error reply to a single-reply request runs this,

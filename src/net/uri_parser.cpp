@@ -311,7 +311,7 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
       name != "command_timeout_ms" && name != "client_name" && name != "verify_peer" &&
       name != "min_replicas_acked" && name != "replica_ack_timeout_ms" &&
       name != "sentinel_username" && name != "sentinel_password" && name != "coalesce" &&
-      name != "preload_scripts") {
+      name != "preload_scripts" && name != "sharded_pubsub") {
     fail("unknown option " + quote(name));
   }
   if (value.empty() && name != "client_name") fail("option " + quote(name) + " has no value");
@@ -350,6 +350,16 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
       fail(name + " " + quote(value) + " must be true or false");
     }
     (name == "coalesce" ? options_.coalesce : options_.preload_scripts) = value == "true";
+  } else if (name == "sharded_pubsub") {
+    if (value == "auto") {
+      options_.sharded_pubsub = ClientOptions::ShardedPubsub::automatic;
+    } else if (value == "on") {
+      options_.sharded_pubsub = ClientOptions::ShardedPubsub::on;
+    } else if (value == "off") {
+      options_.sharded_pubsub = ClientOptions::ShardedPubsub::off;
+    } else {
+      fail("sharded_pubsub " + quote(value) + " must be auto, on or off");
+    }
   } else if (name == "verify_peer") {
     require_tls(name);
     if (value != "true" && value != "false") {

@@ -15,16 +15,17 @@
 namespace distlock::runtime {
 namespace {
 
-// The outcome of a SUBSCRIBE: success goes to `on_ok`, an error reply (such
-// as NOPERM for a channel the ACL user may not use) to `on_refused`. A lost
-// connection is neither: the reconnect resubscribes.
+// The outcome of a (S)SUBSCRIBE: success goes to `on_ok`, an error reply
+// (NOPERM for a channel the ACL user may not use, MOVED for a shard channel
+// whose slot moved) to `on_refused`. A lost connection is neither: the
+// reconnect resubscribes.
 net::DetachedCall::Done channel_reply(std::function<void()> on_ok,
-                                      std::function<void(const std::string&)> on_refused) {
+                                      std::function<void(const Value&)> on_refused) {
   return [on_ok = std::move(on_ok), on_refused = std::move(on_refused)](std::error_code ec,
                                                                         Value reply) {
     if (ec) return;
     if (reply.is_error()) {
-      on_refused(reply.as_string());
+      on_refused(reply);
     } else if (reply.is_array()) {
       on_ok();
     }
@@ -64,25 +65,36 @@ Waiters::Waiters(topology::Topology& topology, asio::io_context& io)
 Waiters::~Waiters() = default;
 
 void Waiters::subscribe(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end()) return;
   // One connection, or every node of a quorum: the first confirmation wakes
   // the waiters, and so does the first message of a release.
-  for (net::Connection* connection : topology_.subscribers_for(channel)) {
+  for (const auto& route : topology_.channel_routes(channel, it->second.route_key)) {
     std::string payload;
-    resp::encode_command(payload, {"SUBSCRIBE", channel});
+    resp::encode_command(payload, {route.sharded ? "SSUBSCRIBE" : "SUBSCRIBE", channel});
     // Not queued (closing, or the queue is full): waiters fall back on their
     // TTL timers, and a reconnect resubscribes.
-    submit_detached(
-        *connection, std::move(payload),
-        channel_reply([this, channel] { confirmed(channel); },
-                      [this, channel](const std::string& why) { refused(channel, why); }));
+    submit_detached(*route.connection, std::move(payload),
+                    channel_reply([this, channel] { confirmed(channel); },
+                                  [this, channel](const Value& why) { refused(channel, why); }));
   }
 }
 
-void Waiters::unsubscribe(const std::string& channel) {
-  for (net::Connection* connection : topology_.subscribers_for(channel)) {
+void Waiters::unsubscribe(const std::string& channel, std::string_view route_key) {
+  for (const auto& route : topology_.channel_routes(channel, route_key)) {
     std::string payload;
-    resp::encode_command(payload, {"UNSUBSCRIBE", channel});
-    submit_detached(*connection, std::move(payload), {});
+    if (route.sharded) {
+      // The server answers SUNSUBSCRIBE with the same "sunsubscribe" array it
+      // pushes unasked when a slot moves away, so the pipeline takes every
+      // such array as a push (on_unsubscribed ignores ours: the channel is
+      // gone or not confirmed). The PING's reply is the one this request
+      // waits for.
+      resp::encode_command(payload, {"SUNSUBSCRIBE", channel});
+      resp::encode_command(payload, {"PING"});
+    } else {
+      resp::encode_command(payload, {"UNSUBSCRIBE", channel});
+    }
+    submit_detached(*route.connection, std::move(payload), {});
   }
 }
 
@@ -93,6 +105,7 @@ void Waiters::confirmed(const std::string& channel) {
   // confirmation (since the subscribe or the reconnect) wakes anyone.
   if (it->second.confirmed) return;
   it->second.confirmed = true;
+  it->second.resubscribes = 0;
   // A copy: a woken waiter may finish and remove itself at once.
   for (auto& w : it->second.waiters.all()) {
     w->subscribed = true;
@@ -100,17 +113,33 @@ void Waiters::confirmed(const std::string& channel) {
   }
 }
 
-void Waiters::refused(const std::string& channel, const std::string& reason) {
+void Waiters::refused(const std::string& channel, const Value& reply) {
   auto it = channels_.find(channel);
   if (it == channels_.end() || closed_) return;
+  // A shard channel whose slot moved (MOVED, followed by the topology), or
+  // a refusal during a failover: subscribe again, where the slot is now.
+  if (it->second.resubscribes < kMaxResubscribes) {
+    const auto next = topology_.subscribe_refused(reply);
+    if (next != topology::Topology::Refusal::fail) {
+      ++it->second.resubscribes;
+      if (next == topology::Topology::Refusal::retry_now) {
+        subscribe(channel);
+      } else {
+        subscribe_later(channel, std::chrono::milliseconds(50 * it->second.resubscribes));
+      }
+      return;
+    }
+  }
+  const std::string reason = reply.as_string();
   // Waiting without the channel would silently degrade to polling at the
   // holder's TTL: report the refusal instead. Each waiter removes itself;
   // unconfirmed, the channel does not linger, so the next waiter subscribes
   // again (and hears the refusal) instead of joining a dead subscription.
   it->second.confirmed = false;
   if (it->second.idle_until) {
+    const std::string route_key = it->second.route_key;
     channels_.erase(it);
-    unsubscribe(channel);  // other nodes of a quorum may have confirmed it
+    unsubscribe(channel, route_key);  // other nodes of a quorum may have confirmed it
     return;
   }
   for (auto& w : it->second.waiters.all()) {
@@ -118,12 +147,33 @@ void Waiters::refused(const std::string& channel, const std::string& reason) {
   }
 }
 
-void Waiters::add(const std::string& channel, const std::shared_ptr<Waiter>& waiter) {
+void Waiters::subscribe_later(const std::string& channel, std::chrono::milliseconds delay) {
+  auto timer = std::make_shared<asio::steady_timer>(timer_->timer.get_executor(), delay);
+  timer->async_wait([this, timer, channel](std::error_code ec) {
+    if (ec || closed_) return;
+    auto it = channels_.find(channel);
+    if (it != channels_.end() && !it->second.confirmed) subscribe(channel);
+  });
+}
+
+void Waiters::on_unsubscribed(const std::string& channel) {
+  auto it = channels_.find(channel);
+  if (it == channels_.end() || closed_ || !it->second.confirmed) return;
+  // Messages published from now until the new subscription is confirmed
+  // reach nobody: the confirmation wakes every waiter to read the state.
+  it->second.confirmed = false;
+  subscribe(channel);
+}
+
+void Waiters::add(const std::string& channel,
+                  std::string_view route_key,
+                  const std::shared_ptr<Waiter>& waiter) {
   if (closed_) return waiter->fail(errc::closed, "the client was closed");
   auto [it, inserted] = channels_.try_emplace(channel);
   it->second.waiters.push(waiter);
   it->second.idle_until.reset();
   if (inserted) {
+    it->second.route_key = route_key;
     subscribe(channel);
   } else if (it->second.confirmed) {
     waiter->subscribed = true;
@@ -154,8 +204,9 @@ void Waiters::remove(const std::string& channel, Waiter* waiter, bool pass_signa
     if (!armed_for_ || until < *armed_for_) arm(until);
     return;
   }
+  const std::string route_key = std::move(it->second.route_key);
   channels_.erase(it);
-  unsubscribe(channel);
+  unsubscribe(channel, route_key);
 }
 
 void Waiters::arm(Clock::time_point at) {
@@ -182,8 +233,10 @@ void Waiters::sweep(Clock::time_point now) {
     }
   }
   for (const auto& channel : expired) {
-    channels_.erase(channel);
-    unsubscribe(channel);
+    auto it = channels_.find(channel);
+    const std::string route_key = std::move(it->second.route_key);
+    channels_.erase(it);
+    unsubscribe(channel, route_key);
   }
   if (next) arm(*next);
 }
@@ -197,10 +250,13 @@ void Waiters::on_message(const std::string& channel, std::string_view payload) {
 
 void Waiters::on_connected(bool reconnected) {
   if (!reconnected || closed_) return;
+  std::vector<std::string> names;
   for (auto& [channel, entry] : channels_) {
     entry.confirmed = false;
-    subscribe(channel);
+    entry.resubscribes = 0;
+    names.push_back(channel);
   }
+  for (const auto& channel : names) subscribe(channel);
 }
 
 void Waiters::on_disconnected() {

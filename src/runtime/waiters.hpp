@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <unordered_map>
 
@@ -19,6 +20,9 @@
 
 namespace asio {
 class io_context;
+}
+namespace distlock {
+class Value;
 }
 namespace distlock::net {
 class Connection;
@@ -57,11 +61,14 @@ class Waiters {
   Waiters(const Waiters&) = delete;
   Waiters& operator=(const Waiters&) = delete;
 
-  // Adds `waiter` to `channel`, subscribing when nobody waits on it and it is
-  // not lingering. The waiter is woken once the subscription is confirmed
-  // (immediately when it already is, lingering or not: a message that came
-  // while nobody waited was dropped, so the waiter reads the state again).
-  void add(const std::string& channel, const std::shared_ptr<Waiter>& waiter);
+  // Adds `waiter` to `channel`, a channel of the primitive whose calls are
+  // routed by `route_key` (which picks the shard under sharded pub/sub),
+  // subscribing when nobody waits on it and it is not lingering. The waiter is woken once the
+  // subscription is confirmed (immediately when it already is, lingering or not: a message that
+  // came while nobody waited was dropped, so the waiter reads the state again).
+  void add(const std::string& channel,
+           std::string_view route_key,
+           const std::shared_ptr<Waiter>& waiter);
   // Removes it. When it was the last one, the channel lingers (confirmed
   // subscriptions only, and while the Client has at most kMaxChannels), or
   // is unsubscribed at once. A signal it had not acted on passes to the next
@@ -71,9 +78,17 @@ class Waiters {
   // WaitQueue), through Waiter::message (which wakes them by default). On a
   // lingering channel nobody waits: the message is dropped.
   void on_message(const std::string& channel, std::string_view payload);
-  // The pub/sub connection came (back) up: resubscribe every channel (the
+  // The server ended a sharded subscription of ours (the "sunsubscribe"
+  // push when its slot moved to another master): a confirmed channel is
+  // subscribed again where its slot lives now, and its waiters read the
+  // state again once that is confirmed. For a channel not confirmed it is
+  // the late answer to our own SUNSUBSCRIBE (or a subscribe that is still
+  // on its way): nothing to do.
+  void on_unsubscribed(const std::string& channel);
+  // A pub/sub connection came (back) up: resubscribe every channel (the
   // lingering ones too) and wake every waiter, since messages may have been
-  // lost while it was down.
+  // lost while it was down. Also run when the routes changed (a Cluster's
+  // slots moved under sharded pub/sub).
   void on_connected(bool reconnected);
   // The pub/sub connection dropped: subscriptions are unconfirmed until the
   // resubscribe; waiters fall back on their TTL timers meanwhile.
@@ -86,16 +101,24 @@ class Waiters {
  private:
   struct Channel {
     WaitQueue waiters;
+    std::string route_key;
     bool confirmed = false;
+    // Subscribes refused with a redirection or a transient error since the
+    // last confirmation (bounded: kMaxResubscribes).
     // Set while nobody waits on it: when it is unsubscribed.
     std::optional<Clock::time_point> idle_until;
+    unsigned resubscribes = 0;
   };
   struct LingerTimer;
+  // Refusals a channel follows (MOVED, TRYAGAIN, CLUSTERDOWN...) before the
+  // next one is reported to its waiters as a refusal.
+  static constexpr unsigned kMaxResubscribes = 20;
 
   void subscribe(const std::string& channel);
-  void unsubscribe(const std::string& channel);
+  void unsubscribe(const std::string& channel, std::string_view route_key);
   void confirmed(const std::string& channel);
-  void refused(const std::string& channel, const std::string& reason);
+  void refused(const std::string& channel, const Value& reply);
+  void subscribe_later(const std::string& channel, std::chrono::milliseconds delay);
   // Unsubscribes the channels whose linger is over; re-arms for the next.
   void sweep(Clock::time_point now);
   void arm(Clock::time_point at);

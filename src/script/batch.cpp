@@ -63,7 +63,12 @@ struct Table {
 
 Table::Table() {
   std::array<std::vector<std::string_view>, 3> members;
-  for (const Script* s : all_scripts()) {
+  // The sharded twins batch too, each as a function of its own: one batch
+  // may mix both (names of one slot may differ in whether their channel
+  // shares it, docs/topologies.md).
+  std::vector<const Script*> batched = all_scripts();
+  for (const Script* twin : sharded_twins()) batched.push_back(twin);
+  for (const Script* s : batched) {
     std::string_view body;
     BatchInfo info = classify(*s, body);
     if (info.cls != BatchClass::none) {

@@ -26,7 +26,8 @@ struct BatchInfo {
   std::uint16_t index = 0;  // the script's function in its class's batch
 };
 
-// How `script` (one of scripts()) batches; {none} for any other script.
+// How `script` (one of scripts() or a sharded_twin) batches; {none} for any
+// other script.
 BatchInfo batch_info(const Script& script) noexcept;
 
 // The batch script of `cls` (plain or allow_oom). It takes

@@ -28,4 +28,15 @@ std::vector<std::vector<std::string>> preload_commands();
 // Thread-safe; SHA1s are computed on first use.
 const Scripts& scripts();
 
+// Sharded pub/sub (ClientOptions::sharded_pubsub): the twin of `script`, one
+// of scripts(), whose source is the script's with every
+// redis.call('publish', ...) made redis.call('spublish', ...), under its own
+// SHA1 and name ("<name>_sharded"). The script itself when it publishes
+// nothing, or is not one of scripts(). Keys and arguments are unchanged, so
+// a caller swaps the script and nothing else. Thread-safe.
+const Script& sharded_twin(const Script& script);
+
+// The twins that differ from their scripts, in scripts() order.
+std::vector<const Script*> sharded_twins();
+
 }  // namespace distlock::script

@@ -108,7 +108,7 @@ void AcquireOp::run(AcquireLoop::Actions a) {
   }
   if (a.subscribe) {
     // May wake (the channel is confirmed) or fail (closing) at once.
-    client_.waiters.add(std::string(step_->channel()), shared_from_this());
+    client_.waiters.add(std::string(step_->channel()), step_->route_key(), shared_from_this());
     return run(loop_.subscribed(Clock::now()));
   }
   if (a.sleep_until) {

@@ -3,9 +3,12 @@
 #include <array>
 #include <asio/post.hpp>
 #include <asio/steady_timer.hpp>
+#include <charconv>
 
 #include "distlock/error.hpp"
+#include "net/detached_call.hpp"
 #include "resp/encoder.hpp"
+#include "script/scripts.hpp"
 #include "topology/routed_command.hpp"
 
 namespace distlock::topology {
@@ -58,11 +61,19 @@ Cluster::Cluster(asio::io_context& io,
       data_handlers_(std::move(data_handlers)),
       subscriber_handlers_(std::move(subscriber_handlers)),
       pool_(options_, *this),
-      refresh_(io_, pool_, [this] {
-        if (data_handlers_.on_connected) data_handlers_.on_connected(true);
-      }) {}
+      refresh_(io_, pool_, [this] { on_moved(); }) {}
 
 Cluster::~Cluster() = default;
+
+void Cluster::on_moved() {
+  // Every lease is checked at once (a holder whose key did not survive the
+  // failover is told then).
+  if (data_handlers_.on_connected) data_handlers_.on_connected(true);
+  if (!sharded()) return;
+  // Shard channels follow their slots: subscribe each where it lives now.
+  pool_.retire_idle_shard_subscribers();
+  if (subscriber_handlers_.on_connected) subscriber_handlers_.on_connected(true);
+}
 
 ClientOptions Cluster::options_for(const std::string& host, std::uint16_t port) const {
   ClientOptions o = options_;
@@ -81,8 +92,35 @@ std::shared_ptr<net::Connection> Cluster::data_connection(const std::string& hos
     refresh_.refresh();  // a master gone: find who serves its slots now
   };
   h.on_connect_failed = [this] { refresh_.refresh(); };  // never reached, or not back
+  if (sharded()) {
+    // The sharded twins go with the scripts, so the first SPUBLISH of each
+    // does not meet NOSCRIPT (the seed's connection, made before the mode
+    // was known, loads them on first use).
+    for (const script::Script* twin : script::sharded_twins()) {
+      h.preload.push_back({"SCRIPT", "LOAD", std::string(twin->source)});
+    }
+  }
   return std::make_shared<net::Connection>(io_, options_for(host, port), tls_,
                                            net::Connection::Role::data, std::move(h));
+}
+
+std::shared_ptr<net::Connection> Cluster::shard_subscriber_connection(const std::string& host,
+                                                                      std::uint16_t port) {
+  net::Connection::Handlers h = subscriber_handlers_;
+  // Its first connect: the subscribes queued on it go out. After a drop the
+  // channels on it are lost until it is back, or until the map moves them:
+  // every channel is subscribed again then (those on other shards are
+  // merely confirmed again, which wakes their waiters for one more read).
+  h.on_connected = [this](bool reconnected) {
+    if (reconnected && subscriber_handlers_.on_connected) subscriber_handlers_.on_connected(true);
+  };
+  h.on_disconnected = [this] {
+    if (subscriber_handlers_.on_connected) subscriber_handlers_.on_connected(true);
+    refresh_.refresh();
+  };
+  h.on_connect_failed = [this] { refresh_.refresh(); };
+  return std::make_shared<net::Connection>(io_, options_for(host, port), tls_,
+                                           net::Connection::Role::subscriber, std::move(h));
 }
 
 std::shared_ptr<net::Connection> Cluster::subscriber_connection(const std::string& host,
@@ -113,6 +151,76 @@ net::Connection& Cluster::data_for(std::string_view key) {
 
 net::Connection& Cluster::subscriber_for(std::string_view) {
   return pool_.subscriber();
+}
+
+bool Cluster::sharded_publish(std::string_view route_key) const {
+  return sharded() && channels_share_slot(route_key);
+}
+
+std::vector<Topology::ChannelRoute> Cluster::channel_routes(std::string_view channel,
+                                                            std::string_view route_key) {
+  if (sharded_publish(route_key)) return {{&pool_.shard_subscriber(key_slot(channel)), true}};
+  return {{&pool_.subscriber(), false}};
+}
+
+Topology::Refusal Cluster::subscribe_refused(const Value& reply) {
+  const ClusterRedirect r = ClusterRedirect::classify(reply);
+  if (r.kind == ClusterRedirect::Kind::moved) {
+    if (!pool_.follow(r)) return Refusal::fail;  // closed
+    refresh_later();                             // the rest of the map moved too
+    return Refusal::retry_now;
+  }
+  if (r.transient() || r.kind == ClusterRedirect::Kind::ask) {
+    refresh_later();
+    return Refusal::retry_later;
+  }
+  return Refusal::fail;
+}
+
+void Cluster::preload_twins() {
+  for (net::Connection* c : pool_.masters()) {
+    for (const script::Script* twin : script::sharded_twins()) {
+      std::string payload;
+      resp::encode_command(payload,
+                           std::array<std::string_view, 3>{"SCRIPT", "LOAD", twin->source});
+      net::DetachedCall::start(
+          std::make_unique<net::DetachedCall>(net::DetachedCall::Done{}),
+          [&](net::DetachedCall& d) { return c->submit(std::move(payload), 1, &d); });
+    }
+  }
+}
+
+bool Cluster::every_master_shards() {
+  std::vector<std::unique_ptr<net::SyncCompletion>> asked;
+  bool all = true;
+  for (net::Connection* c : pool_.masters()) {
+    std::string payload;
+    resp::encode_command(payload, std::array<std::string_view, 2>{"INFO", "server"});
+    auto done = std::make_unique<net::SyncCompletion>();
+    if (c->submit(std::move(payload), 1, done.get())) {
+      all = false;  // not queued; the ones queued are still waited for below
+      break;
+    }
+    asked.push_back(std::move(done));
+  }
+  if (asked.empty()) all = false;
+  for (auto& done : asked) {
+    std::error_code ec;
+    const Value info = done->wait(ec);
+    if (ec || !info.is_string()) {
+      all = false;
+      continue;
+    }
+    const std::string& text = info.as_string();
+    const auto at = text.find("redis_version:");
+    int major = 0;
+    if (at != std::string::npos) {
+      const char* first = text.data() + at + 14;
+      std::from_chars(first, text.data() + text.size(), major);
+    }
+    if (major < 7) all = false;
+  }
+  return all;
 }
 
 std::error_code Cluster::command(std::string_view route_key,
@@ -157,7 +265,12 @@ void Cluster::after(std::chrono::milliseconds delay, std::function<void(bool)> f
 void Cluster::connect() {
   std::string failures;
   for (const auto& seed : options_.seeds) {
-    if (connect_to(seed, failures)) return;
+    if (!connect_to(seed, failures)) continue;
+    using Sharded = ClientOptions::ShardedPubsub;
+    sharded_ = options_.sharded_pubsub == Sharded::on ||
+               (options_.sharded_pubsub == Sharded::automatic && every_master_shards());
+    if (sharded() && options_.preload_scripts) preload_twins();
+    return;
   }
   throw Error(errc::connection_failed, "Redis Cluster: no seed answered (" + failures + ")");
 }

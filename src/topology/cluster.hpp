@@ -1,6 +1,7 @@
 // Redis Cluster: keys routed by slot to their master's connection.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -35,10 +36,21 @@ namespace distlock::topology {
 // replies means the command did not run. A reply lost with its connection
 // is still never re-sent (as on one server).
 //
-// Pub/sub: classic SUBSCRIBE on one connection to one master (PUBLISH is
-// broadcast over the cluster bus, so every node's subscribers hear every
+// Pub/sub, classic (ClientOptions::sharded_pubsub off, or auto with a
+// master older than 7.0): SUBSCRIBE on one connection to one master (PUBLISH
+// is broadcast over the cluster bus, so every node's subscribers hear every
 // unlock). When that master goes away the subscription moves to another
 // master and every channel is subscribed again.
+//
+// Pub/sub, sharded (on, or auto when every master found at connect() runs
+// 7.0+; decided once there): each channel is SSUBSCRIBEd on a connection to
+// the master of its slot, and the scripts routed by a name SPUBLISH
+// (script::sharded_twin), except for names whose channels do not share
+// their slot (channels_share_slot), which stay classic. A channel follows
+// its slot: MOVED to a SSUBSCRIBE is followed, the server's "sunsubscribe"
+// push (its slot moved away) subscribes it again, and a map that moved
+// slots, or a shard connection that dropped or came back, subscribes every
+// channel again (the confirmation wakes its waiters to read the state).
 //
 // The parts: ClusterRedirect classifies the replies, ClusterNodePool holds
 // the nodes, the slot map and the connections, ClusterMapRefresh fetches the
@@ -61,6 +73,12 @@ class Cluster final : public Topology, private net::Router, private ClusterNodeP
 
   net::Connection& data_for(std::string_view key) override;
   net::Connection& subscriber_for(std::string_view channel) override;
+  std::vector<ChannelRoute> channel_routes(std::string_view channel,
+                                           std::string_view route_key) override;
+  bool sharded_publish(std::string_view route_key) const override;
+  Refusal subscribe_refused(const Value& reply) override;
+  // Whether this Cluster uses sharded pub/sub (decided by connect()).
+  bool sharded() const noexcept { return sharded_.load(std::memory_order_relaxed); }
   std::uint64_t batch_group(std::string_view key) const override { return key_slot(key); }
   // Asks the seeds in order for the slot map, within connect_timeout each.
   // Throws Error: connection_failed when no seed answers (naming them),
@@ -89,12 +107,22 @@ class Cluster final : public Topology, private net::Router, private ClusterNodeP
   std::shared_ptr<net::Connection> subscriber_connection(const std::string& host,
                                                          std::uint16_t port,
                                                          bool replacement) override;
+  std::shared_ptr<net::Connection> shard_subscriber_connection(const std::string& host,
+                                                               std::uint16_t port) override;
   ClientOptions options_for(const std::string& host, std::uint16_t port) const;
 
   // connect() with one seed: true once its map is installed; false after
   // adding why it failed to `failures`. Throws as connect() does.
   bool connect_to(const ClientOptions::Endpoint& seed, std::string& failures);
   void refresh_later();  // posts a map refresh to the I/O thread
+  // ClientOptions::sharded_pubsub automatic: whether every mapped master
+  // answers INFO server with a redis_version of 7 or more, within
+  // command_timeout (any doubt: no).
+  bool every_master_shards();
+  // Sharded: SCRIPT LOAD of the sharded twins on every master's connection
+  // made before the mode was known (later ones load them in the handshake).
+  void preload_twins();
+  void on_moved();  // the map moved a slot to another master
 
   asio::io_context& io_;
   const ClientOptions& options_;
@@ -103,6 +131,7 @@ class Cluster final : public Topology, private net::Router, private ClusterNodeP
   net::Connection::Handlers subscriber_handlers_;
   ClusterNodePool pool_;
   ClusterMapRefresh refresh_;
+  std::atomic<bool> sharded_{false};
 };
 
 }  // namespace distlock::topology

@@ -1,5 +1,7 @@
 #include "topology/cluster_node_pool.hpp"
 
+#include <algorithm>
+
 namespace distlock::topology {
 
 ClusterNodePool::ClusterNodePool(const ClientOptions& options, Connector& connector)
@@ -46,13 +48,56 @@ net::Connection& ClusterNodePool::data_for(std::uint16_t slot) {
   }
   // First use of the master's connection, or no master known for the slot.
   std::lock_guard lock(mutex_);
+  return connection_locked(node_of_slot_locked(slot));
+}
+
+ClusterNodePool::Node& ClusterNodePool::node_of_slot_locked(std::uint16_t slot) {
   Node* n = slots_[slot].load(std::memory_order_relaxed);
-  if (!n) {
-    // Slot unknown (no map yet, or its master failed): any node; it answers
-    // MOVED when another serves the slot.
-    n = nodes_.empty() ? &first_seed_locked() : nodes_.front().get();
+  // Slot unknown (no map yet, or its master failed): any node; it answers
+  // MOVED when another serves the slot.
+  if (!n) n = nodes_.empty() ? &first_seed_locked() : nodes_.front().get();
+  return *n;
+}
+
+net::Connection& ClusterNodePool::shard_subscriber(std::uint16_t slot) {
+  std::lock_guard lock(mutex_);
+  Node& n = node_of_slot_locked(slot);
+  if (!n.shard_subscriber) {
+    n.shard_subscriber = connector_.shard_subscriber_connection(n.host, n.port);
+    if (!closed_.load(std::memory_order_relaxed)) n.shard_subscriber->start();
   }
-  return connection_locked(*n);
+  return *n.shard_subscriber;
+}
+
+void ClusterNodePool::retire_idle_shard_subscribers() {
+  std::vector<std::shared_ptr<net::Connection>> idle;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_.load(std::memory_order_relaxed)) return;
+    for (auto& n : nodes_) {
+      if (!n->shard_subscriber) continue;
+      const bool masters_a_slot = std::any_of(slots_.begin(), slots_.end(), [&](const auto& s) {
+        return s.load(std::memory_order_relaxed) == n.get();
+      });
+      if (masters_a_slot) continue;
+      retired_.push_back(n->shard_subscriber);
+      idle.push_back(std::move(n->shard_subscriber));
+    }
+  }
+  for (auto& c : idle) c->close();
+}
+
+std::vector<net::Connection*> ClusterNodePool::masters() {
+  std::lock_guard lock(mutex_);
+  std::vector<net::Connection*> out;
+  std::vector<const Node*> seen;
+  for (const auto& slot : slots_) {
+    Node* n = slot.load(std::memory_order_relaxed);
+    if (!n || std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
+    seen.push_back(n);
+    out.push_back(&connection_locked(*n));
+  }
+  return out;
 }
 
 net::Connection& ClusterNodePool::subscriber() {
@@ -193,6 +238,7 @@ void ClusterNodePool::close() {
     closed_.store(true, std::memory_order_release);
     for (auto& n : nodes_) {
       if (n->data) all.push_back(n->data);
+      if (n->shard_subscriber) all.push_back(n->shard_subscriber);
     }
     if (subscriber_) all.push_back(subscriber_);
     all.insert(all.end(), retired_.begin(), retired_.end());

@@ -48,6 +48,9 @@ class ClusterNodePool {
     virtual std::shared_ptr<net::Connection> subscriber_connection(const std::string& host,
                                                                    std::uint16_t port,
                                                                    bool replacement) = 0;
+    // A sharded pub/sub connection to one master (SSUBSCRIBE).
+    virtual std::shared_ptr<net::Connection> shard_subscriber_connection(const std::string& host,
+                                                                         std::uint16_t port) = 0;
 
    protected:
     ~Connector() = default;
@@ -68,6 +71,16 @@ class ClusterNodePool {
   // The pub/sub connection: made and started on first use, to the first
   // mapped master (the first seed before any map).
   net::Connection& subscriber();
+  // Sharded pub/sub: the pub/sub connection of the master of `slot` (as
+  // data_for picks it), made and started on first use.
+  net::Connection& shard_subscriber(std::uint16_t slot);
+  // Closes the sharded pub/sub connections of nodes that master no slot any
+  // more (a failed or demoted master, a master whose slots all migrated):
+  // their channels are subscribed where their slots are now. I/O thread.
+  void retire_idle_shard_subscribers();
+  // The data connection of every mapped master (made and started if need
+  // be), one per master.
+  std::vector<net::Connection*> masters();
 
   // The connection of a MOVED or ASK target (`r.redirection()`); after MOVED,
   // `r.slot` maps to it from now on. nullptr once closed.
@@ -110,7 +123,8 @@ class ClusterNodePool {
     Node(std::string h, std::uint16_t p) : host(std::move(h)), port(p) {}
     const std::string host;
     const std::uint16_t port;
-    std::shared_ptr<net::Connection> data;  // made on first use; under mutex_
+    std::shared_ptr<net::Connection> data;              // made on first use; under mutex_
+    std::shared_ptr<net::Connection> shard_subscriber;  // sharded pub/sub; under mutex_
     // data.get() once data is set (and started): read without the mutex.
     std::atomic<net::Connection*> published{nullptr};
   };
@@ -118,6 +132,7 @@ class ClusterNodePool {
   Node& node_locked(const std::string& host, std::uint16_t port);
   Node& first_seed_locked();
   net::Connection& connection_locked(Node& node);
+  Node& node_of_slot_locked(std::uint16_t slot);
   void set_data_locked(Node& node, std::shared_ptr<net::Connection> c);
   void map_slot_locked(std::uint16_t slot, Node* node);
   bool install_locked(const std::vector<SlotRange>& ranges);  // true: moved

@@ -40,4 +40,9 @@ std::uint16_t key_slot(std::string_view key) noexcept {
   return static_cast<std::uint16_t>(crc16(hash_tag(key)) % kSlotCount);
 }
 
+bool channels_share_slot(std::string_view name) noexcept {
+  if (name.find('{') != std::string_view::npos) return hash_tag(name).size() < name.size();
+  return !name.empty() && name.find('}') == std::string_view::npos;
+}
+
 }  // namespace distlock::topology

@@ -6,6 +6,7 @@
 #include "net/detached_call.hpp"
 #include "resp/encoder.hpp"
 #include "script/batch.hpp"
+#include "script/scripts.hpp"
 #include "topology/coalescer.hpp"
 
 namespace distlock::topology {
@@ -50,13 +51,14 @@ std::error_code Topology::call(std::optional<script::ScriptCall>& slot,
                                std::span<const std::string_view> keys,
                                std::span<const std::string_view> args,
                                net::Completion* next) {
+  const script::Script& sent = sharded_publish(route_key) ? script::sharded_twin(script) : script;
   if (coalescer_) {
-    const script::BatchInfo info = script::batch_info(script);
+    const script::BatchInfo info = script::batch_info(sent);
     if (info.cls != script::BatchClass::none) {
-      return coalescer_->call(slot, route_key, script, info, keys, args, next);
+      return coalescer_->call(slot, route_key, sent, info, keys, args, next);
     }
   }
-  slot.emplace(data_for(route_key), script, keys, args, next, router(), route_key);
+  slot.emplace(data_for(route_key), sent, keys, args, next, router(), route_key);
   return slot->start();
 }
 
@@ -82,6 +84,13 @@ std::error_code Topology::command(std::string_view route_key,
   std::string payload;
   resp::encode_command(payload, args);
   return data_for(route_key).submit(std::move(payload), 1, completion);
+}
+
+std::vector<Topology::ChannelRoute> Topology::channel_routes(std::string_view channel,
+                                                             std::string_view) {
+  std::vector<ChannelRoute> routes;
+  for (net::Connection* c : subscribers_for(channel)) routes.push_back({c, false});
+  return routes;
 }
 
 void Topology::connect_in_background() {

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "distlock/value.hpp"
 #include "script/script.hpp"
 
 // Connections are only named here: keeping net/connection.hpp (Asio's
@@ -51,6 +52,27 @@ class Topology {
   virtual std::vector<net::Connection*> subscribers_for(std::string_view channel) {
     return {&subscriber_for(channel)};
   }
+  // Where a waiter subscribes to `channel`, a channel of the primitive whose
+  // calls are routed by `route_key`: on which connections, and whether with
+  // SSUBSCRIBE (sharded pub/sub, ClientOptions::sharded_pubsub) or
+  // SUBSCRIBE. The default: subscribers_for(channel), classic.
+  struct ChannelRoute {
+    net::Connection* connection;
+    bool sharded;
+  };
+  virtual std::vector<ChannelRoute> channel_routes(std::string_view channel,
+                                                   std::string_view route_key);
+  // Whether the scripts routed by `route_key` publish with SPUBLISH: only a
+  // Cluster in sharded mode says so, and only for names whose channels
+  // share their slot (channels_share_slot). call() then sends the script's
+  // sharded twin (script::sharded_twin) instead of the script.
+  virtual bool sharded_publish(std::string_view /*route_key*/) const { return false; }
+  // What waiters do when a (S)SUBSCRIBE was answered with the error `reply`:
+  // fail (the default: report it to the waiters), resubscribe now (a MOVED
+  // this topology has followed: the channel's route changed), or
+  // resubscribe after a short wait (a transient refusal during a failover).
+  enum class Refusal { fail, retry_now, retry_later };
+  virtual Refusal subscribe_refused(const Value& /*reply*/) { return Refusal::fail; }
   // Holdings whose route keys share a group are renewed in one script call:
   // one group per node standalone, one per slot under Cluster (a batch must
   // never be CROSSSLOT).

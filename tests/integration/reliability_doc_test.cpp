@@ -251,6 +251,7 @@ std::map<std::string, Check> uri_checks() {
       {"from_uri.tls_option_plain", parsing("redis://127.0.0.1?ca_file=/x")},
       {"from_uri.coalesce_value", parsing("redis://127.0.0.1?coalesce=yes")},
       {"from_uri.preload_value", parsing("redis://127.0.0.1?preload_scripts=no")},
+      {"from_uri.sharded_pubsub_value", parsing("redis://127.0.0.1?sharded_pubsub=yes")},
       {"from_uri.unix_relative", parsing("unix://redis.sock")},
       {"from_uri.client_name_space", parsing("redis://127.0.0.1?client_name=a%20b")},
   };
@@ -285,6 +286,9 @@ std::map<std::string, Check> client_checks() {
        })},
       {"options.max_queued_zero", constructing([](ClientOptions& o) { o.max_queued = 0; })},
       {"options.watchdog_short", constructing([](ClientOptions& o) { o.watchdog_timeout = 29ms; })},
+      {"options.sharded_pubsub_out_of_range", constructing([](ClientOptions& o) {
+         o.sharded_pubsub = static_cast<ClientOptions::ShardedPubsub>(7);
+       })},
       {"options.user_without_password", constructing([](ClientOptions& o) {
          o.username = "alice";
          o.password.clear();

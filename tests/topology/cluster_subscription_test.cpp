@@ -1,5 +1,6 @@
-// The Client's one pub/sub connection under Cluster when the master it is on
-// dies: the subscription moves to another master, every channel is
+// The Client's one pub/sub connection under Cluster, classic pub/sub
+// (sharded_pubsub off; the sharded form: cluster_sharded_pubsub_test.cpp),
+// when the master it is on dies: the subscription moves to another master, every channel is
 // subscribed again there, and a waiter that subscribed before the move is
 // woken by an unlock message published after it.
 #include <gtest/gtest.h>
@@ -36,12 +37,12 @@ TEST(Cluster, AWaiterSubscribedBeforeItsSubscriptionsMasterDiesIsWokenByAnUnlock
   RedisClusterOptions topology;
   topology.require_full_coverage = false;
   RedisCluster cluster(topology);
-  auto holding = cluster_options(cluster);
+  auto holding = classic_options(cluster);
   // The holder's key lives 10 min: a waiter that missed the message would
   // sleep on that TTL, far past the test's bound below, and fail.
   holding.watchdog_timeout = 600s;
   Client holder(holding);
-  auto waiting = cluster_options(cluster);
+  auto waiting = classic_options(cluster);
   waiting.reconnect_min_delay = 10ms;
   waiting.reconnect_max_delay = 100ms;
   Client waiter(waiting);

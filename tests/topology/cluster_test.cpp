@@ -79,14 +79,15 @@ TEST(Cluster, EveryPrimitiveWorksOnNamesInEveryMastersSlotsThroughOneClient) {
   }
 }
 
+// Classic pub/sub (the sharded form: cluster_sharded_pubsub_test.cpp).
 TEST(Cluster, AWaiterIsWokenByAnUnlockWhoseMessageIsPublishedOnAnotherMaster) {
   RedisCluster cluster;
-  auto holding = cluster_options(cluster);
+  auto holding = classic_options(cluster);
   // The holder's key lives 10 min: a waiter that missed the message would
   // sleep on that TTL, far past the test's bound below, and fail.
   holding.watchdog_timeout = 600s;
   Client holder(holding);
-  Client waiter(cluster_options(cluster));
+  Client waiter(classic_options(cluster));
   // Names in every shard: whichever node carries the waiter's subscription,
   // at least two of them publish their unlock on another node.
   for (int shard = 0; shard < RedisCluster::kShards; ++shard) {

@@ -27,6 +27,22 @@ inline ClientOptions cluster_options(const RedisCluster& cluster) {
   return ClientOptions::from_uri(cluster_uri(cluster));
 }
 
+// With classic pub/sub (SUBSCRIBE on one connection, PUBLISH broadcast), for
+// the tests of that mode; the default on these 7.0 nodes is sharded.
+inline ClientOptions classic_options(const RedisCluster& cluster) {
+  ClientOptions o = cluster_options(cluster);
+  o.sharded_pubsub = ClientOptions::ShardedPubsub::off;
+  return o;
+}
+
+// Sharded subscribers of `channel` on `node` (PUBSUB SHARDNUMSUB is
+// node-local).
+inline long long shard_subscribers(const RedisServer& node, const std::string& channel) {
+  const std::string reply = node.cli({"PUBSUB", "SHARDNUMSUB", channel});
+  const auto nl = reply.rfind('\n');
+  return nl == std::string::npos ? 0 : std::stoll(reply.substr(nl + 1));
+}
+
 inline int shard_of_slot(int slot) {
   for (int s = 0; s < RedisCluster::kShards; ++s) {
     if (slot >= RedisCluster::kShardFirstSlot[s] && slot <= RedisCluster::kShardLastSlot[s]) {

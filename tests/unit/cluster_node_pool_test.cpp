@@ -74,6 +74,10 @@ class IdleConnector final : public ClusterNodePool::Connector {
                                                          bool) override {
     return make(host, port, net::Connection::Role::subscriber);
   }
+  std::shared_ptr<net::Connection> shard_subscriber_connection(const std::string& host,
+                                                               std::uint16_t port) override {
+    return make(host, port, net::Connection::Role::subscriber);
+  }
 
  private:
   std::shared_ptr<net::Connection> make(const std::string& host,

@@ -103,5 +103,33 @@ TEST(KeyLayout, TheKeysBesideAPrimitivesOwnKeyAreAuxiliary) {
   }
 }
 
+// Sharded pub/sub publishes with SPUBLISH from scripts routed by the name
+// only when topology::channels_share_slot(name) says every channel shares
+// the name's slot (the server refuses a script's SPUBLISH to another slot).
+// Checked here against every channel the layout derives, for names of each
+// shape: plain, with a hash tag of their own, and the brace cases where the
+// prefixName rule moves the channel to another slot.
+TEST(KeyLayout, ChannelsShareTheNamesSlotExactlyWhenChannelsShareSlotSaysSo) {
+  const std::string names[] = {"job",   "orders:42", "{tenant}:job", "a}{t}x", "a}b",
+                               "}lead", "x{y",       "{}z",          "{}z{t}", "x{}"};
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const std::uint16_t slot = topology::key_slot(name);
+    const std::string channels[] = {
+        sync::lock_channel(name),  sync::lock_channel(name) + ":owner-1",
+        sync::rw_channel(name),    sync::semaphore_channel(name),
+        sync::latch_channel(name), sync::simple_lock_channel(name)};
+    bool all_share = true;
+    for (const std::string& channel : channels) {
+      all_share = all_share && topology::key_slot(channel) == slot;
+    }
+    EXPECT_EQ(topology::channels_share_slot(name), all_share);
+  }
+  EXPECT_TRUE(topology::channels_share_slot("job"));
+  EXPECT_TRUE(topology::channels_share_slot("{tenant}:job"));
+  EXPECT_FALSE(topology::channels_share_slot("a}b"));
+  EXPECT_FALSE(topology::channels_share_slot("x{y"));
+}
+
 }  // namespace
 }  // namespace distlock

@@ -3,6 +3,8 @@
 // embedded byte for byte and preloaded on every data connection.
 #include "script/scripts.hpp"
 
+#include "script/batch.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -68,6 +70,35 @@ TEST(Scripts, EveryScriptIsPreloadedBySourceWithScriptLoad) {
     EXPECT_EQ(commands[i][1], "LOAD");
     EXPECT_EQ(commands[i][2], all[i]->source) << all[i]->name;
   }
+}
+
+// Sharded pub/sub swaps a script for its twin and changes nothing else, so
+// the twin must be the script with every publish made spublish: the same
+// text otherwise, under its own SHA1, and batched as a member of its own.
+TEST(Scripts, EachPublishingScriptHasATwinThatSpublishesAndDiffersInNothingElse) {
+  std::size_t publishing = 0;
+  for (const Script* s : all_scripts()) {
+    SCOPED_TRACE(std::string(s->name));
+    const Script& twin = sharded_twin(*s);
+    if (s->source.find("redis.call('publish',") == std::string_view::npos) {
+      EXPECT_EQ(&twin, s) << "a script that publishes nothing is its own twin";
+      continue;
+    }
+    ++publishing;
+    EXPECT_NE(twin.sha1, s->sha1);
+    EXPECT_EQ(twin.name, std::string(s->name) + "_sharded");
+    EXPECT_EQ(twin.source.find("redis.call('publish',"), std::string_view::npos);
+    std::string back(twin.source);
+    for (auto at = back.find("'spublish'"); at != std::string::npos; at = back.find("'spublish'")) {
+      back.replace(at, 10, "'publish'");
+    }
+    EXPECT_EQ(back, s->source);
+    EXPECT_NE(batch_info(twin).cls, BatchClass::none);
+    EXPECT_EQ(batch_info(twin).cls, batch_info(*s).cls);
+    EXPECT_NE(batch_info(twin).index, batch_info(*s).index);
+  }
+  EXPECT_EQ(sharded_twins().size(), publishing);
+  EXPECT_GE(publishing, 10u) << "every release publishes";
 }
 
 }  // namespace

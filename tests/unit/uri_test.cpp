@@ -117,6 +117,22 @@ std::vector<Good> good_uris() {
          o.preload_scripts = false;
        }},
       {"redis://h?preload_scripts=true", [](ClientOptions& o) { o.host = "h"; }},
+      {"redis-cluster://h?sharded_pubsub=on",
+       [](ClientOptions& o) {
+         o.host = "h";
+         o.sharded_pubsub = ClientOptions::ShardedPubsub::on;
+       }},
+      {"redis-cluster://h?sharded_pubsub=off",
+       [](ClientOptions& o) {
+         o.host = "h";
+         o.sharded_pubsub = ClientOptions::ShardedPubsub::off;
+       }},
+      {"redis-cluster://h?sharded_pubsub=auto", [](ClientOptions& o) { o.host = "h"; }},
+      {"redis://h?sharded_pubsub=off",
+       [](ClientOptions& o) {
+         o.host = "h";
+         o.sharded_pubsub = ClientOptions::ShardedPubsub::off;
+       }},
       {"unix:///var/run/redis.sock", [](ClientOptions& o) { o.unix_path = "/var/run/redis.sock"; }},
       {"unix:///tmp/redis%20test.sock?db=2&client_name=x",
        [](ClientOptions& o) {
@@ -151,6 +167,7 @@ void expect_same(const ClientOptions& got, const ClientOptions& want, const std:
   EXPECT_EQ(got.connect_timeout, want.connect_timeout);
   EXPECT_EQ(got.command_timeout, want.command_timeout);
   EXPECT_EQ(got.preload_scripts, want.preload_scripts);
+  EXPECT_EQ(got.sharded_pubsub, want.sharded_pubsub);
 }
 
 TEST(ClientOptionsFromUri, ParsesEveryWellFormedUriIntoTheExpectedFields) {
@@ -174,6 +191,7 @@ TEST(ClientOptionsFromUri, LeavesEverythingNotInTheUriAtItsDefault) {
   EXPECT_EQ(got.reconnect_min_delay, defaults.reconnect_min_delay);
   EXPECT_TRUE(got.tls.server_name.empty()) << "empty means: the host";
   EXPECT_TRUE(got.preload_scripts);
+  EXPECT_EQ(got.sharded_pubsub, ClientOptions::ShardedPubsub::automatic);
 }
 
 struct Bad {
@@ -227,6 +245,11 @@ std::vector<Bad> bad_uris() {
        "preload_scripts 'no' must be true or false",
        {"secret"}},
       {"redis://h?preload_scripts=", "option 'preload_scripts' has no value"},
+      {"redis-cluster://:secret@h?sharded_pubsub=yes",
+       "sharded_pubsub 'yes' must be auto, on or off",
+       {"secret"}},
+      {"redis-cluster://h?sharded_pubsub=", "option 'sharded_pubsub' has no value"},
+      {"redis-cluster://h?sharded_pubsub=ON", "sharded_pubsub 'ON' must be auto, on or off"},
       {"redis://h?connect_timeout_ms=0", "connect_timeout_ms '0' is not a positive number"},
       {"redis://h?command_timeout_ms=-5", "command_timeout_ms '-5' is not a positive number"},
       {"redis://h?connect_timeout_ms=abc", "connect_timeout_ms 'abc' is not a positive number"},
