@@ -129,6 +129,7 @@ TEST_F(RedlockRun, BadInputExits64WithAMessageAndRunsNothing) {
       {"run", "x", "--redlock", a + "," + b, "--fenced"},
       {"run", "x", "--redlock", a + "," + b, "--fair"},
       {"run", "x", "--redlock", a + "," + b, "--uri", a},
+      {"run", "x", "--redlock", a + "," + b, "--lock-delay", "5s"},
       {"status", "x", "--redlock", a + "," + same},
   };
   for (std::vector<std::string> args : cases) {
@@ -144,6 +145,8 @@ TEST_F(RedlockRun, BadInputExits64WithAMessageAndRunsNothing) {
     EXPECT_EQ(r.out.find("sekrit"), std::string::npos) << r.out;
   }
   EXPECT_NE(run(cases[4]).err.find("--fenced cannot be used with --redlock"), std::string::npos);
+  EXPECT_NE(run(cases[7]).err.find("--lock-delay cannot be used with --redlock"),
+            std::string::npos);
   EXPECT_FALSE(file_exists(path("ran")));
 }
 

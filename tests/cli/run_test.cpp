@@ -282,5 +282,44 @@ TEST_F(Run, BadUsageExits64WithAMessage) {
   }
 }
 
+TEST_F(Run, WithLockDelayAHolderThatVanishesKeepsTheNextRunOutAfterItsLeaseEnds) {
+  // The holder's process is SIGKILLed while it holds: nothing releases, so
+  // its 1 s lease ends on the server and its 10 min lock-delay starts.
+  const std::string body =
+      "touch " + path("started") + "; kill -KILL $PPID; while :; do sleep 0.05; done";
+  ToolRun first = start(
+      then(run_args("delayed", {"--watchdog", "1s", "--lock-delay", "10m"}), {"sh", "-c", body}));
+  ASSERT_TRUE(eventually([&] { return file_exists(path("started")); }, seconds(20)));
+  (void)finish(first);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return server_.cli({"EXISTS", "delayed"}) == "0";
+      },
+      seconds(20)))
+      << "the dead holder's lease never ended";
+  EXPECT_EQ(server_.cli({"EXISTS", "distlock_lock_delay:{delayed}"}), "1");
+  const ToolResult r =
+      run(then(run_args("delayed", {"--lock-delay", "10m", "--wait", "1s"}), {"true"}));
+  EXPECT_EQ(r.status, 75) << "a run with a lock-delay got the lock inside the delay: " << r.err;
+}
+
+TEST_F(Run, WithLockDelayACleanReleaseLetsTheNextRunInAtOnce) {
+  EXPECT_EQ(run(then(run_args("clean", {"--lock-delay", "10m"}), {"true"})).status, 0);
+  EXPECT_EQ(server_.cli({"EXISTS", "distlock_lock_delay:{clean}"}), "0");
+  const ToolResult r =
+      run(then(run_args("clean", {"--lock-delay", "10m", "--wait", "0"}), {"true"}));
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST_F(Run, ABadLockDelayIsAUsageError) {
+  for (const std::string bad : {"-1s", "soon", "25h"}) {
+    SCOPED_TRACE(bad);
+    const ToolResult r = run(then(run_args("bad-delay", {"--lock-delay", bad}), {"true"}));
+    EXPECT_EQ(r.status, 64) << r.err;
+    EXPECT_NE(r.err.find("delay"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(server_.cli({"EXISTS", "bad-delay"}), "0");
+}
+
 }  // namespace
 }  // namespace distlock::test

@@ -20,6 +20,8 @@ struct RunOptions {
   std::string kill_after = "10s";
   bool fair = false;
   bool fenced = false;
+  // --lock-delay as text (empty or 0: none).
+  std::string lock_delay;
   // --redlock URI,URI,...: the group of independent masters (redlock_given
   // even when the list is empty).
   std::string redlock;

@@ -74,6 +74,9 @@ void define_run_commands(CLI::App& app, Commands& c) {
   add_run_options(*c.run_cmd, c.run);
   c.run_cmd->add_flag("--fair", c.run.fair, "first come, first served (a fair lock)");
   c.run_cmd->add_flag("--fenced", c.run.fenced, "pass a fencing token in $DISTLOCK_FENCING_TOKEN");
+  c.run_cmd->add_option("--lock-delay", c.run.lock_delay,
+                        "when a holder's lease ends without a release, nobody gets NAME for "
+                        "this long after (e.g. 15s; default 0, off)");
   c.run_redlock =
       c.run_cmd->add_option("--redlock", c.run.redlock, kRedlockHelp)->excludes("--uri");
   auto* sem = app.add_subcommand("sem", "semaphores")->require_subcommand(1);

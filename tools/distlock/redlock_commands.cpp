@@ -31,6 +31,12 @@ std::optional<RedlockNodes> checked_run(const RunOptions& o, Durations& d, Redlo
                    "no queue (docs/redlock.md says what to use instead)");
     return std::nullopt;
   }
+  if (!o.lock_delay.empty()) {
+    say(false,
+        "--lock-delay cannot be used with --redlock: a Redlock group has no lock-delay "
+        "(docs/redlock.md)");
+    return std::nullopt;
+  }
   if (!parse_durations(o, d) || !check_command(o) || !group_options(o.common, ro)) {
     return std::nullopt;
   }
