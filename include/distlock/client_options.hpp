@@ -103,6 +103,7 @@ struct ClientOptions {
   /// `coalesce=true|false`. Default false.
   bool coalesce = false;
 
+  ///@{
   /// Sharded pub/sub on Redis Cluster (docs/topologies.md, "Sharded
   /// pub/sub"). `on`: waiters SSUBSCRIBE each channel on the master that
   /// owns its slot and the release scripts SPUBLISH, so an unlock reaches
@@ -116,6 +117,7 @@ struct ClientOptions {
   /// whatever this says. URI option `sharded_pubsub=auto|on|off`.
   enum class ShardedPubsub { automatic, on, off };
   ShardedPubsub sharded_pubsub = ShardedPubsub::automatic;
+  ///@}
 
   /// Lease of a lock taken without an explicit lease; the watchdog renews it
   /// every third of this while the lock is held. Default 30 s (as Redisson).
