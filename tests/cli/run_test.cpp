@@ -283,10 +283,10 @@ TEST_F(Run, BadUsageExits64WithAMessage) {
 }
 
 TEST_F(Run, WithLockDelayAHolderThatVanishesKeepsTheNextRunOutAfterItsLeaseEnds) {
-  // The holder's process is SIGKILLed while it holds: nothing releases, so
-  // its 1 s lease ends on the server and its 10 min lock-delay starts.
-  const std::string body =
-      "touch " + path("started") + "; kill -KILL $PPID; while :; do sleep 0.05; done";
+  // The holder's process is SIGKILLed (by its own command) while it holds:
+  // nothing releases, so its 1 s lease ends on the server and its 10 min
+  // lock-delay starts. The orphaned command then ends by itself.
+  const std::string body = "touch " + path("started") + "; kill -KILL $PPID; sleep 2";
   ToolRun first = start(
       then(run_args("delayed", {"--watchdog", "1s", "--lock-delay", "10m"}), {"sh", "-c", body}));
   ASSERT_TRUE(eventually([&] { return file_exists(path("started")); }, seconds(20)));

@@ -2,67 +2,21 @@
 // Redisson itself does (RedissonObject.prefixName, RedissonLock's unlock
 // script), played here with plain commands.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <future>
 #include <string>
 
 #include "distlock/distlock.hpp"
+#include "support/raw_subscriber.hpp"
 #include "support/redis_server.hpp"
 
 namespace distlock {
 namespace {
 
 using namespace std::chrono_literals;
+using test::RawSubscriber;
 using test::RedisServer;
-
-// A bare RESP subscriber on its own socket: what a Redisson waiter listens with.
-class RawSubscriber {
- public:
-  RawSubscriber(std::uint16_t port, const std::string& channel) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      throw std::runtime_error("cannot connect the raw subscriber");
-    }
-    const std::string cmd =
-        "*2\r\n$9\r\nSUBSCRIBE\r\n$" + std::to_string(channel.size()) + "\r\n" + channel + "\r\n";
-    if (::write(fd_, cmd.data(), cmd.size()) != static_cast<ssize_t>(cmd.size())) {
-      throw std::runtime_error("cannot send SUBSCRIBE");
-    }
-  }
-  ~RawSubscriber() { ::close(fd_); }
-  RawSubscriber(const RawSubscriber&) = delete;
-  RawSubscriber& operator=(const RawSubscriber&) = delete;
-
-  // Reads until `text` has arrived (true) or `bound` passes (false).
-  bool wait_for(const std::string& text, std::chrono::milliseconds bound) {
-    const auto deadline = std::chrono::steady_clock::now() + bound;
-    while (received_.find(text) == std::string::npos) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-      char chunk[1024];
-      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
-      if (n <= 0) return false;
-      received_.append(chunk, static_cast<std::size_t>(n));
-    }
-    return true;
-  }
-
- private:
-  int fd_ = -1;
-  std::string received_;
-};
 
 TEST(RedissonCompat, AnUnlockOfABracedNameIsPublishedOnRedissonsChannelForThatName) {
   RedisServer server;

@@ -8,10 +8,6 @@
 // wait, and bounds the wake at 25 s: only a message can end the wait in
 // time (the poll fallback is the holder's TTL).
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <functional>
@@ -22,6 +18,7 @@
 
 #include "distlock/distlock.hpp"
 #include "support/poll_until.hpp"
+#include "support/raw_subscriber.hpp"
 #include "support/redis_cluster.hpp"
 #include "sync/latch_recheck.hpp"
 #include "topology/cluster_test_helpers.hpp"
@@ -71,51 +68,6 @@ ClientOptions holding(const RedisCluster& cluster, Sharded mode) {
   o.watchdog_timeout = 600s;
   return o;
 }
-
-// A bare RESP subscriber on its own socket, as a Redisson waiter listens:
-// `verb` is SUBSCRIBE or SSUBSCRIBE.
-class RawSubscriber {
- public:
-  RawSubscriber(std::uint16_t port, const std::string& verb, const std::string& channel) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      throw std::runtime_error("cannot connect the raw subscriber");
-    }
-    const std::string cmd = "*2\r\n$" + std::to_string(verb.size()) + "\r\n" + verb + "\r\n$" +
-                            std::to_string(channel.size()) + "\r\n" + channel + "\r\n";
-    if (::write(fd_, cmd.data(), cmd.size()) != static_cast<ssize_t>(cmd.size())) {
-      throw std::runtime_error("cannot send " + verb);
-    }
-  }
-  ~RawSubscriber() { ::close(fd_); }
-  RawSubscriber(const RawSubscriber&) = delete;
-  RawSubscriber& operator=(const RawSubscriber&) = delete;
-
-  // Reads until `text` has arrived (true) or `bound` passes (false).
-  bool wait_for(const std::string& text, std::chrono::milliseconds bound) {
-    const auto deadline = Clock::now() + bound;
-    while (received_.find(text) == std::string::npos) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) return false;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-      char chunk[1024];
-      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
-      if (n <= 0) return false;
-      received_.append(chunk, static_cast<std::size_t>(n));
-    }
-    return true;
-  }
-
- private:
-  int fd_ = -1;
-  std::string received_;
-};
 
 long long on_every_master(const RedisCluster& cluster, const std::string& field) {
   long long n = 0;
@@ -221,7 +173,7 @@ void redisson_meets_distlock(Sharded mode) {
 
   // A Redisson waiter (raw, on the owning master: where Redisson subscribes
   // a shard channel) hears distlock's unlock.
-  RawSubscriber redisson_waiter(owner.port(), verb, channel);
+  RawSubscriber redisson_waiter(owner.port(), channel, verb);
   ASSERT_TRUE(redisson_waiter.wait_for(sharded ? "ssubscribe" : "subscribe", 10s));
   Client holder(holding(cluster, mode));
   Lock lock = holder.lock(name);
