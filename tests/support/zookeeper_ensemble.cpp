@@ -235,6 +235,10 @@ bool ZooKeeperEnsemble::start_all() {
       Clock::now() + kStartBound);
   if (port_taken) {
     kill_all();
+    // The next attempt starts from empty data dirs (myid only), as the first.
+    for (int i = 0; i < node_count(); ++i) {
+      std::filesystem::remove_all(node_dir(i) + "/data/version-2");
+    }
     return false;
   }
   if (exited) {
