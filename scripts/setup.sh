@@ -7,7 +7,9 @@
 #
 # Installing redis-server on Debian normally starts a Redis on port 6379. We
 # never want that side effect: the install runs with a policy-rc.d that
-# forbids service starts, so nothing is left listening.
+# forbids service starts, so nothing is left listening. Debian's zookeeper
+# package has no service to start (zookeeperd, never installed here, would
+# start one on 2181); the same policy-rc.d would forbid starting it anyway.
 set -euo pipefail
 
 packages=(
@@ -24,6 +26,10 @@ packages=(
   curl
   # The API reference (cmake --build build --target docs).
   doxygen
+  # The ZooKeeper backend's tests start a real ensemble (tests/support/
+  # zookeeper_ensemble.hpp): Debian's zookeeper ships the server jars without
+  # starting a service; java from default-jre-headless; the C client library.
+  zookeeper default-jre-headless libzookeeper-mt-dev
 )
 # A machine with NodeSource's nodejs already has npm bundled, and Debian's
 # npm package conflicts with it: add node and npm only when they are missing.

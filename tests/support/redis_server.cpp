@@ -15,13 +15,13 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
 
+#include "support/free_ports.hpp"
 #include "support/tls_material.hpp"
 
 namespace distlock::test {
@@ -55,28 +55,6 @@ sockaddr_in loopback_address(const std::string& host, std::uint16_t port) {
   addr.sin_port = htons(port);
   ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
   return addr;
-}
-
-// Binds 127.0.0.1:0 to let the kernel choose `count` distinct free ports
-// (all sockets are held until every port is chosen, so they differ). Another
-// process can take one before redis-server binds it; launch() then reports
-// that and the constructor retries with new ports.
-std::vector<std::uint16_t> pick_free_ports(std::size_t count) {
-  std::vector<std::unique_ptr<Socket>> held;
-  std::vector<std::uint16_t> ports;
-  while (ports.size() < count) {
-    auto s = std::make_unique<Socket>(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in addr = loopback_address("127.0.0.1", 0);
-    socklen_t len = sizeof addr;
-    if (s->get() < 0 || ::bind(s->get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(s->get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      throw std::system_error(errno, std::generic_category(), "pick a free port");
-    }
-    const std::uint16_t port = ntohs(addr.sin_port);
-    held.push_back(std::move(s));
-    if (port != 6379) ports.push_back(port);  // never the port a developer's Redis uses
-  }
-  return ports;
 }
 
 bool poll_for(int fd, short events, Clock::time_point deadline) {
