@@ -21,6 +21,7 @@
 #include <system_error>
 #include <thread>
 
+#include "support/fixture_io.hpp"
 #include "support/free_ports.hpp"
 #include "support/tls_material.hpp"
 
@@ -35,61 +36,12 @@ constexpr std::chrono::seconds kStopBound{5};
 constexpr std::chrono::seconds kCliBound{10};
 constexpr int kPortAttempts = 5;
 
-class Socket {
- public:
-  explicit Socket(int fd) : fd_(fd) {}
-  ~Socket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 sockaddr_in loopback_address(const std::string& host, std::uint16_t port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
   return addr;
-}
-
-bool poll_for(int fd, short events, Clock::time_point deadline) {
-  for (;;) {
-    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
-    pollfd p{fd, events, 0};
-    const int n = ::poll(&p, 1, static_cast<int>(std::min<decltype(left)>(left, 60'000)));
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return false;
-  }
-}
-
-std::string read_from(const std::string& path, std::uintmax_t offset) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  in.seekg(static_cast<std::streamoff>(offset));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::uintmax_t size_or_zero(const std::string& path) {
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  return ec ? 0 : size;
-}
-
-std::string tail(const std::string& text, std::size_t lines) {
-  std::size_t pos = text.size();
-  if (pos > 0 && text[pos - 1] == '\n') --pos;
-  for (std::size_t seen = 0; pos > 0; --pos) {
-    if (text[pos - 1] == '\n' && ++seen == lines) break;
-  }
-  return text.substr(pos);
 }
 
 // Double-quoted, as redis.conf parses it (sdssplitargs).

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "support/fixture_io.hpp"
 #include "support/free_ports.hpp"
 #include "support/poll_until.hpp"
 
@@ -42,31 +43,6 @@ constexpr const char* kMainClass = "org.apache.zookeeper.server.quorum.QuorumPee
 constexpr const char* kPackages =
     "install the Debian packages zookeeper and default-jre-headless (scripts/setup.sh does)";
 
-class Socket {
- public:
-  explicit Socket(int fd) : fd_(fd) {}
-  ~Socket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-bool poll_for(int fd, short events, Clock::time_point deadline) {
-  for (;;) {
-    const auto left = std::chrono::ceil<milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
-    pollfd p{fd, events, 0};
-    const int n = ::poll(&p, 1, static_cast<int>(std::min<decltype(left)>(left, 60'000)));
-    if (n > 0) return true;
-    if (n < 0 && errno != EINTR) return false;
-  }
-}
-
 // java from PATH (Debian: /usr/bin/java, an alternative of
 // default-jre-headless's runtime); "" if there is none.
 std::string find_java() {
@@ -78,30 +54,6 @@ std::string find_java() {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";
-}
-
-std::string read_from(const std::string& path, std::uintmax_t offset) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  in.seekg(static_cast<std::streamoff>(offset));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::uintmax_t size_or_zero(const std::string& path) {
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  return ec ? 0 : size;
-}
-
-std::string tail(const std::string& text, std::size_t lines) {
-  std::size_t pos = text.size();
-  if (pos > 0 && text[pos - 1] == '\n') --pos;
-  for (std::size_t seen = 0; pos > 0; --pos) {
-    if (text[pos - 1] == '\n' && ++seen == lines) break;
-  }
-  return text.substr(pos);
 }
 
 // The value of the line "<name><separator>value" in a four-letter-word reply.
