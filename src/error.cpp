@@ -35,6 +35,8 @@ class Category final : public std::error_category {
         return "operation cancelled";
       case errc::replication_failed:
         return "too few replicas acknowledged";
+      case errc::not_supported:
+        return "not supported by this backend";
     }
     return "unknown distlock error";
   }

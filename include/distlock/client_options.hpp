@@ -143,7 +143,26 @@ struct ClientOptions {
   enum class Deployment { standalone, cluster, sentinel };
   Deployment deployment = Deployment::standalone;
   ///@}
-  /// One seed: a cluster node or a sentinel.
+  ///@{
+  /// The kind of server the Client talks to (docs/backends.md). `redis`
+  /// (the default) is everything above; `zookeeper` is an ensemble whose
+  /// servers are `seeds` (set by a zookeeper:// URI), with `chroot`,
+  /// `session_timeout`, and digest credentials from username/password.
+  /// A primitive a backend cannot provide fails at its factory with
+  /// errc::not_supported.
+  enum class Backend { redis, zookeeper };
+  Backend backend = Backend::redis;
+  ///@}
+  /// ZooKeeper: the path every lock path is relative to ("" or "/a/b"; the
+  /// URI's path part). Must be absolute, without a trailing '/', empty
+  /// segments, "." or "..".
+  std::string chroot;
+  /// ZooKeeper: the session timeout the Client asks the ensemble for (the
+  /// ensemble bounds it to 2..20 ticks). A lock is held by the session: a
+  /// holder whose process or link stops is replaced this long after the
+  /// ensemble last heard from it. Default 10 s; must be in [1 ms, 1 h].
+  std::chrono::milliseconds session_timeout{10000};
+  /// One seed: a cluster node, a sentinel or a ZooKeeper server.
   struct Endpoint {
     std::string host;        ///< host name or IP address
     std::uint16_t port = 0;  ///< TCP port
@@ -195,6 +214,7 @@ struct ClientOptions {
   ///   redis-cluster://[[user]:password@]h1[:p1],h2[:p2],...[?option=value&...]
   ///   redis-sentinel://[[user]:password@]h1[:p1],...,hN[:pN]/master-name[/db][?...]
   ///   rediss-cluster://..., rediss-sentinel://...   (TLS)
+  ///   zookeeper://[user:password@]h1[:p1],...,hN[:pN][/chroot][?option=value&...]
   /// (seed ports default to 6379, sentinel ports to 26379; a host:port may
   /// appear once; a Cluster has only database 0)
   /// host may be a name, an IPv4 address or [an:IPv6::address]. user and
@@ -203,7 +223,10 @@ struct ClientOptions {
   /// verify_peer (true/false), server_name, min_replicas_acked,
   /// replica_ack_timeout_ms, coalesce (true/false), preload_scripts
   /// (true/false), sharded_pubsub (auto/on/off); for sentinel URIs also sentinel_username and
-  /// sentinel_password.
+  /// sentinel_password. zookeeper:// (Backend::zookeeper): server ports
+  /// default to 2181; user:password is digest authentication; options
+  /// session_timeout_ms, connect_timeout_ms, command_timeout_ms (the others
+  /// are Redis options and are refused).
   /// Throws Error(errc::invalid_argument) naming the problem; the message never
   /// contains the password.
   static ClientOptions from_uri(std::string_view uri);

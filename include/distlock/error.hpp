@@ -44,6 +44,11 @@ enum class errc {
   /// Fewer replicas than ClientOptions::min_replicas_acked acknowledged an
   /// acquire within replica_ack_timeout: the acquire was undone.
   replication_failed,
+  /// The Client's backend cannot provide this primitive or option (a fair
+  /// lock on ZooKeeper, a fixed lease on a session-held lock, a Redis
+  /// command on a non-Redis Client). Reported at once, before any I/O; the
+  /// message names the backend and what it lacks (docs/backends.md).
+  not_supported,
 };
 
 /// The category of distlock::errc; name() is "distlock".

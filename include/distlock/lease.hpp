@@ -36,6 +36,15 @@ class LeaseLostEvent {
     taken,
     /// The Client was closed while the lease was held; it is no longer renewed.
     client_closed,
+    /// Not a loss yet: the holding is *uncertain* (ZooKeeper: the connection
+    /// to the ensemble dropped, Curator's SUSPENDED). The session, and with it
+    /// the lock, may or may not outlive the outage. From this event on the
+    /// holding reports valid() false and must not be acted on; the stop token
+    /// is NOT requested. Either the connection comes back within the session
+    /// (valid() is true again, with no further event) or an `expired` event
+    /// follows (the session ended: the lock is gone, stop token requested).
+    /// Treating this event as a loss is always safe. Never sent for Redis.
+    suspended,
   };
   std::string name;   ///< the lock's name
   std::string owner;  ///< the owner id whose lease was lost

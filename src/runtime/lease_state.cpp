@@ -71,6 +71,22 @@ bool LeaseState::mark_lost(LeaseLostEvent::Reason reason) {
   return true;
 }
 
+void LeaseState::set_deadline(Clock::time_point t) noexcept {
+  deadline_ns_ = to_ns(t);
+}
+
+void LeaseState::uncertain() {
+  if (lost_.load() || released.load()) return;
+  set_deadline(Clock::now());
+  if (on_lost_ && *on_lost_) {
+    try {
+      (*on_lost_)(LeaseLostEvent{name, owner, LeaseLostEvent::Reason::suspended});
+    } catch (...) {
+      // As mark_lost: a throwing user callback must not take down the I/O thread.
+    }
+  }
+}
+
 bool LeaseState::valid() const noexcept {
   return active.load() && !lost_.load() && !released.load() && Clock::now() < deadline();
 }

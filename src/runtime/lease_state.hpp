@@ -108,6 +108,14 @@ class LeaseState {
   // Marks the lease lost (first call only): requests the stop token and runs
   // the on_lost handler. Returns true when this call marked it.
   bool mark_lost(LeaseLostEvent::Reason reason);
+  // A holding whose lease is not a TTL (a ZooKeeper session): moves the
+  // deadline to `t`, earlier or later (confirm() only extends it).
+  void set_deadline(Clock::time_point t) noexcept;
+  // The holding became uncertain (ZooKeeper: the connection dropped): ends
+  // its validity now and tells the on_lost handler with Reason::suspended,
+  // unless it is lost or released already. Not a loss: the stop token stays,
+  // nothing is counted, and set_deadline() may make it valid again.
+  void uncertain();
   bool lost() const noexcept { return lost_.load(); }
   bool valid() const noexcept;
   std::stop_token stop_token() const noexcept { return stop_.get_token(); }

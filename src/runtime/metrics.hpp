@@ -73,6 +73,8 @@ class Metrics {
   }
   void lost([[maybe_unused]] LeaseLostEvent::Reason reason) noexcept {
 #if DISTLOCK_METRICS
+    // `suspended` is not a loss (LeaseState::uncertain never counts it).
+    if (static_cast<std::size_t>(reason) >= lost_.size()) return;
     lost_[static_cast<std::size_t>(reason)].fetch_add(1, std::memory_order_relaxed);
 #endif
   }

@@ -28,6 +28,8 @@ const char* reason_name(LeaseLostEvent::Reason r) {
       return "taken";
     case LeaseLostEvent::Reason::client_closed:
       return "client_closed";
+    case LeaseLostEvent::Reason::suspended:
+      return "suspended";
   }
   return "?";
 }
