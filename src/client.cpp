@@ -34,6 +34,10 @@ ClientImpl::ClientImpl(ClientOptions options)
 
 ClientImpl::ClientImpl(ClientOptions options, const TopologyMaker& make)
     : options_(std::move(options)), id_(runtime::random_uuid()), work_(asio::make_work_guard(io_)) {
+  if (options_.backend != ClientOptions::Backend::redis) {
+    backend_ = backend::make_backend(options_, executor_, id_);
+    return;
+  }
   tls_ = net::make_tls_context(options_.tls);
   pending_releases_ = std::make_unique<sync::PendingReleases>();
   semaphores_ = std::make_unique<sync::SemaphoreRegistry>();
@@ -84,6 +88,7 @@ ClientImpl::~ClientImpl() {
 void ClientImpl::start() {
   thread_ = std::thread([this] { io_.run(); });
   try {
+    if (backend_) return backend_->connect();
     topology_->connect();
   } catch (...) {
     close();
@@ -92,12 +97,25 @@ void ClientImpl::start() {
 }
 
 void ClientImpl::start_in_background() {
+  if (backend_) throw Error(errc::not_supported, "a background connect needs a Redis client");
   thread_ = std::thread([this] { io_.run(); });
   topology_->connect_in_background();
 }
 
 void ClientImpl::close() noexcept {
   if (!executor_.close()) return;
+  if (backend_) {
+    backend_->close();
+    work_.reset();
+    if (thread_.joinable()) {
+      if (std::this_thread::get_id() == thread_.get_id()) {
+        thread_.detach();
+      } else {
+        thread_.join();
+      }
+    }
+    return;
+  }
   // Waiters and the watchdog live on the I/O thread: stop them there, before
   // the connections close (posted handlers run in order).
   asio::post(io_, [this] {
@@ -124,13 +142,14 @@ MetricsSnapshot ClientImpl::metrics_snapshot() const {
   MetricsSnapshot s = metrics_.snapshot();
   s.client_id = id_;
   // The connection keeps this count atomically; reading it takes no lock.
-  s.commands_in_flight = topology_->outstanding();
+  if (topology_) s.commands_in_flight = topology_->outstanding();
   return s;
 }
 
 std::error_code ClientImpl::submit(std::span<const std::string_view> args,
                                    net::Completion* completion) {
   if (args.empty()) return errc::invalid_argument;
+  if (!topology_) return errc::not_supported;
   const std::string_view key = args.size() > 1 ? args[1] : std::string_view();
   return topology_->command(key, args, completion);
 }
@@ -140,13 +159,33 @@ std::error_code ClientImpl::submit(std::span<const std::string_view> args,
 std::shared_ptr<sync::Services> sync::services_of(
     const std::shared_ptr<detail::ClientImpl>& client) {
   // Shares the ClientImpl's ownership: the parts live as long as the pointer.
+  if (!client->redis()) return nullptr;
   return std::shared_ptr<sync::Services>(client, &client->services());
+}
+
+backend::Backend* sync::backend_of(const std::shared_ptr<detail::ClientImpl>& client) {
+  return client ? client->backend() : nullptr;
+}
+
+std::shared_ptr<sync::Services> sync::services_for(
+    const std::shared_ptr<detail::ClientImpl>& client, std::string_view what) {
+  if (!client) throw Error(errc::closed, "the client was moved from");
+  if (!client->redis()) {
+    throw Error(errc::not_supported, "the " + std::string(client->backend()->name()) +
+                                         " backend has no " + std::string(what) +
+                                         " (docs/backends.md lists what each backend provides)");
+  }
+  return services_of(client);
 }
 
 namespace {
 
 [[noreturn]] void throw_for(std::error_code ec, const Value& reply, std::string_view verb) {
   if (ec == errc::server_error && reply.is_error()) throw Error(ec, reply.as_string());
+  if (ec == errc::not_supported) {
+    throw Error(ec, "command " + std::string(verb) +
+                        ": Redis commands need a Redis client (docs/backends.md)");
+  }
   if (ec == errc::invalid_argument) {
     throw Error(ec, "command " + std::string(verb) +
                         ": empty command, or a blocking call on the Client's I/O thread");

@@ -13,7 +13,9 @@
 #include <thread>
 #include <unordered_map>
 
+#include "backend/backend.hpp"
 #include "distlock/client_options.hpp"
+#include "distlock/error.hpp"
 #include "distlock/value.hpp"
 #include "net/completion.hpp"
 #include "net/connection.hpp"
@@ -63,6 +65,10 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
 
   // One command, blocking. See Client::command.
   Value call(std::span<const std::string_view> args, std::error_code& ec) {
+    if (!services_) {
+      ec = errc::not_supported;  // another backend: no Redis commands
+      return {};
+    }
     return services_->call(args, ec);
   }
   // Queues one command for `completion`; returns an error if it was not queued.
@@ -76,6 +82,11 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   const ClientOptions& options() const noexcept { return options_; }
   const std::string& id() const noexcept { return id_; }
   sync::Services& services() noexcept { return *services_; }
+  // Null for a Redis Client (the parts above); otherwise the backend that
+  // serves its locks, and the Redis parts are not made.
+  backend::Backend* backend() noexcept { return backend_.get(); }
+  // Whether the Redis parts exist (ClientOptions::backend is redis).
+  bool redis() const noexcept { return services_ != nullptr; }
   // Client::metrics(): counters, client id and commands in flight. Any thread.
   MetricsSnapshot metrics_snapshot() const;
 
@@ -96,6 +107,7 @@ class ClientImpl : public std::enable_shared_from_this<ClientImpl> {
   std::unique_ptr<runtime::LongHoldMonitor> long_holds_;
   std::unique_ptr<sync::SemaphoreRegistry> semaphores_;
   std::unique_ptr<sync::Services> services_;
+  std::unique_ptr<backend::Backend> backend_;
   std::thread thread_;
 };
 

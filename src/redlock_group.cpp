@@ -51,6 +51,11 @@ std::vector<ClientOptions> parse_nodes(const std::vector<std::string>& uris) {
       // from_uri's message never contains the password; the URI might.
       bad(which + " does not parse: " + e.what());
     }
+    if (nodes.back().backend != ClientOptions::Backend::redis) {
+      throw Error(errc::not_supported, "RedlockGroup: " + which +
+                                           " is not a Redis URI; Redlock runs over independent "
+                                           "Redis masters only (docs/backends.md)");
+    }
     validate(nodes.back());  // TLS files and the like, as a Client's
     // Without the db: two databases of one server are not independent
     // masters. By resolved address: "localhost" and 127.0.0.1 are one.

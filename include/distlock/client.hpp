@@ -226,6 +226,16 @@ struct Access {
                    std::shared_ptr<const sync::Primitive> primitive) {
     return Lock(std::move(client), std::move(primitive));
   }
+  // A Lock handle over another backend's engine (backend/lock_engine.hpp).
+  static Lock lock(std::shared_ptr<backend::LockEngine> engine) { return Lock(std::move(engine)); }
+  // The engine of a Lock made by a non-Redis Client; null for Redis.
+  static const std::shared_ptr<backend::LockEngine>& engine(const Lock& lock) noexcept {
+    return lock.engine_;
+  }
+  // The state behind `lease` (null for an empty Lease).
+  static const runtime::LeaseState* state(const Lease& lease) noexcept {
+    return lease.state_.get();
+  }
   // The Client parts `lock` uses, and its primitive.
   static const std::shared_ptr<sync::Services>& services(const Lock& lock) noexcept {
     return lock.client_;

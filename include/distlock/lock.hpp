@@ -19,6 +19,9 @@ namespace sync {
 class Primitive;
 struct Services;
 }  // namespace sync
+namespace backend {
+class LockEngine;
+}
 namespace detail {
 struct Access;
 }
@@ -276,12 +279,16 @@ class Lock {
   // A handle to another lock-like primitive with Lock's API (a fair lock, a
   // read-write lock's side, a SET NX lock).
   Lock(std::shared_ptr<sync::Services> client, std::shared_ptr<const sync::Primitive> primitive);
+  // A lock of a backend other than Redis (ClientOptions::backend): every
+  // member forwards to `engine`; client_ and primitive_ stay null.
+  explicit Lock(std::shared_ptr<backend::LockEngine> engine);
 
   bool try_lock_for_ms(std::chrono::milliseconds wait,
                        std::optional<std::chrono::milliseconds> lease);
 
   std::shared_ptr<sync::Services> client_;
   std::shared_ptr<const sync::Primitive> primitive_;
+  std::shared_ptr<backend::LockEngine> engine_;
 };
 
 }  // namespace distlock

@@ -31,6 +31,9 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
                                                  std::unique_ptr<Receiver<Lease>> receiver);
 /// Compiled in the library: releases `lease` without blocking.
 void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>> receiver);
+/// The executor an acquire's handler runs on by default: the lock's Client's
+/// I/O executor.
+asio::any_io_executor lock_executor(const Lock& lock);
 /// The executor a release's handler runs on by default: the lease's Client's
 /// I/O executor (the system executor for an empty Lease).
 asio::any_io_executor lease_executor(const Lease& lease);
@@ -45,7 +48,7 @@ auto initiate_acquire(Token&& token,
         using H = std::decay_t<decltype(handler)>;
         auto slot = asio::get_associated_cancellation_slot(handler);
         auto receiver = std::make_unique<AdaptingReceiver<H, Lease, Result, Adapt>>(
-            std::move(handler), client_executor(*Access::services(l)), adapt);
+            std::move(handler), lock_executor(l), adapt);
         auto op = async_acquire_impl(l, w, std::move(receiver));
         if (slot.is_connected()) {
           /// The handle refers to the operation weakly: it may outlive it.

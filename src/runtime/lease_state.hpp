@@ -4,6 +4,7 @@
 // adds those).
 #pragma once
 
+#include <asio/any_io_executor.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <system_error>
 
 #include "distlock/lease.hpp"
 #include "runtime/metrics.hpp"
@@ -117,6 +119,18 @@ class LeaseState {
   // nothing is counted, and set_deadline() may make it valid again.
   void uncertain();
   bool lost() const noexcept { return lost_.load(); }
+  // A holding of a backend other than Redis (backend/) releases itself:
+  // foreign() is true and Lease calls the two members below instead of the
+  // Redis release path. Redis holdings (sync::Holding) keep the defaults.
+  virtual bool foreign() const noexcept { return false; }
+  // As Lease::release(ec): idempotent, never throws.
+  virtual void release_foreign(std::error_code& ec) noexcept { ec.clear(); }
+  // As Lease::async_release: `done` runs once on the backend's I/O thread.
+  virtual void release_foreign_async(std::function<void(std::error_code)> done) noexcept {
+    done({});
+  }
+  // Where that completion runs (the Client's I/O executor).
+  virtual asio::any_io_executor foreign_executor() const { return {}; }
   bool valid() const noexcept;
   std::stop_token stop_token() const noexcept { return stop_.get_token(); }
 

@@ -79,26 +79,26 @@ namespace distlock {
 
 Lock Client::fair_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return detail::Access::lock(sync::services_of(impl_),
+  return detail::Access::lock(sync::services_for(impl_, "fair lock"),
                               std::make_shared<const sync::FairPrimitive>(std::move(name), false));
 }
 
 Lock Client::fenced_fair_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return detail::Access::lock(sync::services_of(impl_),
+  return detail::Access::lock(sync::services_for(impl_, "fair lock"),
                               std::make_shared<const sync::FairPrimitive>(std::move(name), true));
 }
 
 Lock Client::fair_lock(std::string name, const LockOptions& options) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return detail::Access::lock(sync::services_of(impl_),
+  return detail::Access::lock(sync::services_for(impl_, "fair lock"),
                               std::make_shared<const sync::FairPrimitive>(
                                   std::move(name), false, sync::checked_lock_delay(options)));
 }
 
 Lock Client::fenced_fair_lock(std::string name, const LockOptions& options) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return detail::Access::lock(sync::services_of(impl_),
+  return detail::Access::lock(sync::services_for(impl_, "fair lock"),
                               std::make_shared<const sync::FairPrimitive>(
                                   std::move(name), true, sync::checked_lock_delay(options)));
 }

@@ -34,6 +34,11 @@ bool fenced_write(Client& client,
     return false;
   }
   const std::shared_ptr<sync::Services> impl = sync::services_of(detail::Access::impl(client));
+  if (!impl) {
+    ec = errc::not_supported;
+    message = "fenced write: needs a Redis client (a fenced write is a Redis script)";
+    return false;
+  }
   const std::string fence = fence_key(key);
   const std::array<std::string_view, 2> keys = {key, fence};
   std::string what;

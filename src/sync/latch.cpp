@@ -159,7 +159,7 @@ bool Latch::wait_for_ms(std::chrono::milliseconds wait) {
 
 Latch Client::latch(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return Latch(sync::services_of(impl_), std::move(name));
+  return Latch(sync::services_for(impl_, "latch"), std::move(name));
 }
 
 }  // namespace distlock

@@ -52,7 +52,7 @@ const std::string& Lease::name() const noexcept {
 }
 
 std::shared_ptr<sync::Services> Lease::services() const noexcept {
-  return state_ ? sync::holding(*state_).services : nullptr;
+  return state_ && !state_->foreign() ? sync::holding(*state_).services : nullptr;
 }
 
 void Lease::release() noexcept {
@@ -63,6 +63,7 @@ void Lease::release() noexcept {
 void Lease::release(std::error_code& ec) noexcept {
   ec.clear();
   if (!state_) return;
+  if (state_->foreign()) return state_->release_foreign(ec);
   const bool valid_before = state_->valid();
   if (state_->released.exchange(true)) return;
   const std::shared_ptr<sync::Holding> state = sync::holding(state_);

@@ -3,6 +3,7 @@
 #include <asio/post.hpp>
 #include <asio/system_executor.hpp>
 
+#include "backend/lock_engine.hpp"
 #include "distlock/error.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/identity.hpp"
@@ -68,6 +69,9 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
     // once". Completed off this call, like every failure to start.
     return sync::complete_at_once(std::move(receiver), make_error_code(errc::invalid_argument));
   }
+  if (const auto& engine = detail::Access::engine(lock)) {
+    return engine->async_acquire(wait, std::move(receiver));
+  }
   const auto& client = detail::Access::services(lock);
   const auto& primitive = detail::Access::primitive(lock);
   auto state = std::make_shared<sync::Holding>(
@@ -88,6 +92,13 @@ std::shared_ptr<AsyncAcquire> async_acquire_impl(const Lock& lock,
 }
 
 void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>> receiver) {
+  if (auto foreign = detail::Access::take_state(lease); foreign && foreign->foreign()) {
+    foreign->release_foreign_async([r = std::shared_ptr<Receiver<std::error_code>>(std::move(
+                                        receiver))](std::error_code ec) { r->complete(ec, {}); });
+    return;
+  } else {
+    lease = detail::Access::lease(std::move(foreign));
+  }
   std::shared_ptr<sync::Holding> state = sync::holding(detail::Access::take_state(lease));
   const bool valid_before = state && state->valid();
   // Nothing to release (no lease, or released already): done, off this call.
@@ -112,7 +123,15 @@ void async_release_impl(Lease& lease, std::unique_ptr<Receiver<std::error_code>>
   call.release();  // owned by its completion from here on
 }
 
+asio::any_io_executor lock_executor(const Lock& lock) {
+  if (const auto& engine = detail::Access::engine(lock)) return engine->executor();
+  return client_executor(*detail::Access::services(lock));
+}
+
 asio::any_io_executor lease_executor(const Lease& lease) {
+  if (const auto* s = detail::Access::state(lease); s && s->foreign()) {
+    return s->foreign_executor();
+  }
   auto services = detail::Access::services(lease);
   if (!services) return asio::system_executor();
   return client_executor(*services);

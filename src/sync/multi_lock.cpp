@@ -63,6 +63,13 @@ void reject_twice(const std::vector<Lock>& parts,
 // Sorts by (name, server) and rejects a lock listed twice.
 std::vector<Lock> canonical(std::vector<Lock> parts) {
   if (parts.empty()) throw Error(errc::invalid_argument, "MultiLock needs at least one part");
+  for (const Lock& part : parts) {
+    if (detail::Access::engine(part)) {
+      throw Error(errc::not_supported, "MultiLock: the lock '" + part.name() +
+                                           "' is not a Redis lock; a MultiLock's parts must "
+                                           "be Redis locks (docs/backends.md)");
+    }
+  }
   std::vector<std::pair<PartServer, std::size_t>> order;  // server, index into parts
   order.reserve(parts.size());
   for (std::size_t i = 0; i < parts.size(); ++i) order.emplace_back(server_of(parts[i]), i);

@@ -177,7 +177,7 @@ std::int64_t RateLimiter::available_permits() const {
 
 RateLimiter Client::rate_limiter(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return RateLimiter(sync::services_of(impl_), std::move(name));
+  return RateLimiter(sync::services_for(impl_, "rate limiter"), std::move(name));
 }
 
 }  // namespace distlock

@@ -20,23 +20,23 @@ ReadWriteLock::ReadWriteLock(std::shared_ptr<sync::Services> client,
 
 ReadWriteLock Client::read_write_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return ReadWriteLock(sync::services_of(impl_), std::move(name), false);
+  return ReadWriteLock(sync::services_for(impl_, "read-write lock"), std::move(name), false);
 }
 
 ReadWriteLock Client::fenced_read_write_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return ReadWriteLock(sync::services_of(impl_), std::move(name), true);
+  return ReadWriteLock(sync::services_for(impl_, "read-write lock"), std::move(name), true);
 }
 
 ReadWriteLock Client::read_write_lock(std::string name, const LockOptions& options) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return ReadWriteLock(sync::services_of(impl_), std::move(name), false,
+  return ReadWriteLock(sync::services_for(impl_, "read-write lock"), std::move(name), false,
                        sync::checked_lock_delay(options));
 }
 
 ReadWriteLock Client::fenced_read_write_lock(std::string name, const LockOptions& options) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return ReadWriteLock(sync::services_of(impl_), std::move(name), true,
+  return ReadWriteLock(sync::services_for(impl_, "read-write lock"), std::move(name), true,
                        sync::checked_lock_delay(options));
 }
 

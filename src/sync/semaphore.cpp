@@ -220,7 +220,7 @@ std::optional<Permit> Semaphore::try_acquire_permit(
 
 Semaphore Client::semaphore(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return Semaphore(sync::services_of(impl_), std::move(name));
+  return Semaphore(sync::services_for(impl_, "semaphore"), std::move(name));
 }
 
 }  // namespace distlock

@@ -26,6 +26,9 @@ class LongHoldMonitor;
 namespace distlock::detail {
 class ClientImpl;
 }
+namespace distlock::backend {
+class Backend;
+}
 
 namespace distlock::sync {
 
@@ -54,5 +57,14 @@ struct Services {
 // The services of `client`, sharing its ownership (so a holding keeps its
 // Client's parts alive). Defined with ClientImpl.
 std::shared_ptr<Services> services_of(const std::shared_ptr<detail::ClientImpl>& client);
+// The services of `client` for a factory of the primitive `what` ("fair
+// lock"): throws Error(closed) for a moved-from Client, and
+// Error(not_supported) naming the backend and `what` for a Client of another
+// backend (they have no Redis services). No I/O.
+// The backend of a non-Redis `client` (ClientOptions::backend); null for
+// Redis.
+backend::Backend* backend_of(const std::shared_ptr<detail::ClientImpl>& client);
+std::shared_ptr<Services> services_for(const std::shared_ptr<detail::ClientImpl>& client,
+                                       std::string_view what);
 
 }  // namespace distlock::sync

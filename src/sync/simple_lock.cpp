@@ -23,23 +23,23 @@ SimpleLock::SimpleLock(std::shared_ptr<sync::Services> client,
 
 SimpleLock Client::simple_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return SimpleLock(sync::services_of(impl_), std::move(name), false);
+  return SimpleLock(sync::services_for(impl_, "SET NX lock (simple_lock)"), std::move(name), false);
 }
 
 SimpleLock Client::fenced_simple_lock(std::string name) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return SimpleLock(sync::services_of(impl_), std::move(name), true);
+  return SimpleLock(sync::services_for(impl_, "SET NX lock (simple_lock)"), std::move(name), true);
 }
 
 SimpleLock Client::simple_lock(std::string name, const LockOptions& options) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return SimpleLock(sync::services_of(impl_), std::move(name), false,
+  return SimpleLock(sync::services_for(impl_, "SET NX lock (simple_lock)"), std::move(name), false,
                     sync::checked_lock_delay(options));
 }
 
 SimpleLock Client::fenced_simple_lock(std::string name, const LockOptions& options) {
   if (!impl_) throw Error(errc::closed, "the client was moved from");
-  return SimpleLock(sync::services_of(impl_), std::move(name), true,
+  return SimpleLock(sync::services_for(impl_, "SET NX lock (simple_lock)"), std::move(name), true,
                     sync::checked_lock_delay(options));
 }
 

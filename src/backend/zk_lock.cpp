@@ -1,0 +1,970 @@
+#include "backend/zk_lock.hpp"
+
+#include <zookeeper/zookeeper.h>
+
+#include <algorithm>
+#include <asio/post.hpp>
+#include <asio/steady_timer.hpp>
+#include <asio/system_executor.hpp>
+#include <future>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "backend/lock_engine.hpp"
+#include "backend/zk_session.hpp"
+#include "distlock/error.hpp"
+#include "net/zk_path.hpp"
+#include "runtime/identity.hpp"
+
+namespace distlock::backend::zk {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using State = Session::State;
+
+constexpr std::string_view kProtected = "_c_";
+constexpr std::string_view kLockName = "lock-";
+
+// While the session is connected a holding has no deadline of its own.
+constexpr Clock::time_point kNoDeadline = Clock::time_point::max();
+
+bool connection_trouble(int rc) {
+  return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONMOVED;
+}
+
+// The sequence part Curator sorts by: what follows the last "lock-".
+std::string_view sequence_of(std::string_view child) {
+  const auto at = child.rfind(kLockName);
+  return at == std::string_view::npos ? std::string_view() : child.substr(at + kLockName.size());
+}
+
+// The lock nodes of a directory, in queue order (Curator's
+// StandardLockInternalsDriver order; other children are not in the queue).
+std::vector<std::string> queue_of(std::vector<std::string> children) {
+  std::erase_if(children, [](const std::string& c) { return sequence_of(c).empty(); });
+  std::sort(children.begin(), children.end(), [](const std::string& a, const std::string& b) {
+    return sequence_of(a) < sequence_of(b);
+  });
+  return children;
+}
+
+std::string base_name(const std::string& path) {
+  return path.substr(path.rfind('/') + 1);
+}
+
+// The message for a call that failed with `rc` on `what`; its errc.
+std::pair<std::error_code, std::string> failure(int rc, const std::string& what) {
+  if (rc == ZCLOSING) return {errc::closed, "the client was closed"};
+  if (rc == ZNOAUTH) {
+    return {errc::auth_failed, "ZooKeeper refused " + what +
+                                   ": no permission (ZNOAUTH); check the URI's credentials and "
+                                   "the node's ACL"};
+  }
+  if (rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE) {
+    return {errc::connection_lost, "ZooKeeper: the session expired during " + what};
+  }
+  if (connection_trouble(rc)) {
+    return {errc::connection_lost, "ZooKeeper: the connection dropped during " + what};
+  }
+  return {errc::server_error, "ZooKeeper: " + what + " failed: " + zerror(rc)};
+}
+
+class Core;
+
+// One holding: one lock node of this session.
+class Holding final : public runtime::LeaseState {
+ public:
+  Holding(std::shared_ptr<Core> core_of,
+          std::shared_ptr<void> client_of,
+          std::string name_of,
+          std::string owner_of,
+          std::string node_of,
+          std::chrono::milliseconds session_timeout,
+          const LostHandler* on_lost)
+      : LeaseState(std::move(name_of),
+                   std::move(owner_of),
+                   session_timeout,
+                   false,
+                   runtime::Renewal{},
+                   0.0,
+                   on_lost),
+        core(std::move(core_of)),
+        client(std::move(client_of)),
+        node(std::move(node_of)) {}
+
+  bool foreign() const noexcept override { return true; }
+  void release_foreign(std::error_code& ec) noexcept override;
+  void release_foreign_async(std::function<void(std::error_code)> done) noexcept override;
+  asio::any_io_executor foreign_executor() const override;
+
+  const std::shared_ptr<Core> core;
+  const std::shared_ptr<void> client;  // keeps the ClientImpl (its I/O thread) alive
+  const std::string node;
+  std::weak_ptr<Holding> self;  // set by its maker
+};
+
+// What an acquire ends with.
+struct Got {
+  std::error_code ec;
+  std::string message;
+  std::shared_ptr<Holding> holding;  // acquired
+};
+
+class AcquireOp;
+
+// The per-Client state of the backend: the session, the live holdings, the
+// acquires in progress, the deletions still owed, the threads' holds.
+class Core : public std::enable_shared_from_this<Core> {
+ public:
+  Core(const ClientOptions& options, runtime::Executor& io, std::string id)
+      : session(std::make_shared<Session>(options, io)), executor(io), client_id(std::move(id)) {}
+
+  const std::shared_ptr<Session> session;
+  runtime::Executor& executor;
+  const std::string client_id;
+
+  // Set by close(); read anywhere.
+  std::atomic<bool> closed{false};
+
+  // Thread holds: (directory, thread) -> holding and count. Any thread.
+  struct ThreadHold {
+    std::shared_ptr<Holding> holding;
+    std::uint32_t count = 0;
+  };
+  std::mutex holds_mutex;
+  std::map<std::pair<std::string, std::thread::id>, ThreadHold> thread_holds;
+
+  // I/O thread only from here on.
+  void start() {
+    session->listen([weak = weak_from_this()](State s) {
+      if (auto self = weak.lock()) self->on_state(s);
+    });
+  }
+  void on_state(State s);
+  // A holding made now: tracked for session news, its node watched.
+  void track(const std::shared_ptr<Holding>& h);
+  void untrack(const Holding* h) { live_.erase(h); }
+  // Deletes `node` in the background, again after a reconnect, until the
+  // ensemble answers (or the session ends: the node is gone with it).
+  void delete_node(const std::string& node);
+  // Finds the node the create with `uuid` in `dir` may have made, and
+  // deletes it (a create whose reply was lost, given up).
+  void clean_up(const std::string& dir, const std::string& uuid);
+  void add(const std::shared_ptr<AcquireOp>& op) { ops_.insert(op); }
+  void remove(const std::shared_ptr<AcquireOp>& op) { ops_.erase(op); }
+  // Runs `f` when the session is connected (now, or after the reconnect).
+  void when_connected(std::function<void()> f) {
+    if (session->state() == State::connected) return f();
+    waiting_.push_back(std::move(f));
+  }
+  // Fails every acquire with closed and loses every holding (client_closed).
+  void shut_down();
+
+ private:
+  void watch_own(const std::shared_ptr<Holding>& h);
+
+  std::map<const Holding*, std::weak_ptr<Holding>> live_;
+  std::set<std::shared_ptr<AcquireOp>> ops_;
+  std::vector<std::function<void()>> waiting_;
+};
+
+// One acquire, on the I/O thread: create, list, watch the predecessor, list
+// again, until the node is first, the wait ends or it fails.
+class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
+ public:
+  using Done = std::function<void(Got)>;
+
+  AcquireOp(std::shared_ptr<Core> core,
+            std::shared_ptr<void> client,
+            std::string name,
+            std::string dir,
+            std::string owner,
+            bool fenced,
+            std::optional<Clock::time_point> deadline,
+            Done done)
+      : core_(std::move(core)),
+        client_(std::move(client)),
+        name_(std::move(name)),
+        dir_(std::move(dir)),
+        owner_(std::move(owner)),
+        fenced_(fenced),
+        deadline_(deadline),
+        timer_(core_->executor.io()),
+        done_(std::move(done)) {}
+
+  void start() {
+    if (core_->closed) return end({errc::closed, "the client was closed", nullptr});
+    core_->add(shared_from_this());
+    if (deadline_) {
+      timer_.expires_at(*deadline_);
+      timer_.async_wait([self = shared_from_this()](std::error_code ec) {
+        if (ec) return;
+        // A round trip in flight decides (a zero wait still makes its one
+        // attempt); waiting for a watch or a reconnect ends now.
+        if (self->in_flight_) {
+          self->late_ = true;
+        } else {
+          self->give_up({});
+        }
+      });
+    }
+    create();
+  }
+
+  // Any thread.
+  void cancel() {
+    asio::post(core_->executor.io(), [self = shared_from_this()] {
+      self->give_up(make_error_code(std::errc::operation_canceled));
+    });
+  }
+
+  // The session expired: a node it made is gone with it.
+  void session_expired() {
+    node_.clear();
+    uncertain_create_ = false;
+    fail(errc::connection_lost, "ZooKeeper: the session expired while acquiring '" + name_ + "'");
+  }
+
+  void closed() { fail(errc::closed, "the client was closed"); }
+
+  // Ends without the lock; what it made is deleted. `ec` clear: the wait
+  // ran out.
+  void give_up(std::error_code ec) {
+    if (finished_) return;
+    std::string message;
+    if (ec) message = "the acquire of '" + name_ + "' was cancelled";
+    drop_node();
+    end({ec, std::move(message), nullptr});
+  }
+
+ private:
+  void fail(errc e, std::string message) {
+    if (finished_) return;
+    drop_node();
+    end({e, std::move(message), nullptr});
+  }
+  void fail_rc(int rc, const std::string& what) {
+    if (rc == ZCLOSING) return closed();
+    auto [ec, message] = failure(rc, what);
+    if (finished_) return;
+    drop_node();
+    end({ec, std::move(message), nullptr});
+  }
+
+  void drop_node() {
+    if (!node_.empty()) {
+      core_->delete_node(node_);
+      node_.clear();
+    } else if (uncertain_create_) {
+      core_->clean_up(dir_, uuid_);
+    }
+    // A create still in flight deletes what it made when it comes back.
+  }
+
+  void end(Got got) {
+    if (finished_) return;
+    finished_ = true;
+    timer_.cancel();
+    core_->remove(shared_from_this());
+    Done done = std::move(done_);
+    done(std::move(got));
+  }
+
+  // Goes on with `step` once the session is connected again, unless the
+  // wait is over.
+  void after_reconnect(void (AcquireOp::*step)()) {
+    if (late_) return give_up({});
+    core_->when_connected([self = shared_from_this(), step] {
+      if (!self->finished_) ((*self).*step)();
+    });
+  }
+
+  void create() {
+    uuid_ = runtime::random_uuid();
+    creating_ = true;
+    const std::string path =
+        dir_ + "/" + std::string(kProtected) + uuid_ + "-" + std::string(kLockName);
+    in_flight_ = true;
+    core_->session->create(path, owner_, ZOO_EPHEMERAL_SEQUENTIAL,
+                           [self = shared_from_this()](const Reply& r) { self->created(r); });
+  }
+
+  void created(const Reply& r) {
+    creating_ = false;
+    in_flight_ = false;
+    if (finished_) {
+      if (r.rc == ZOK) core_->delete_node(r.path);
+      if (connection_trouble(r.rc)) core_->clean_up(dir_, uuid_);
+      return;
+    }
+    if (r.rc == ZOK) {
+      node_ = r.path;
+      czxid_ = r.czxid.value_or(0);
+      return list();
+    }
+    if (r.rc == ZNONODE) return make_parents(1);
+    if (connection_trouble(r.rc)) {
+      // It may have been made: find it by its uuid once connected.
+      uncertain_create_ = true;
+      return after_reconnect(&AcquireOp::find_own);
+    }
+    fail_rc(r.rc, "the create of a lock node under '" + dir_ + "'");
+  }
+
+  // Makes the directory's missing ancestors (containers, as Curator's
+  // creatingParentContainersIfNeeded), from the top: `depth` names how many
+  // leading segments are done.
+  void make_parents(std::size_t depth) {
+    if (finished_) return;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < depth && at != std::string::npos; ++i) at = dir_.find('/', at + 1);
+    const std::string prefix = at == std::string::npos ? dir_ : dir_.substr(0, at);
+    in_flight_ = true;
+    core_->session->create(
+        prefix, {}, ZOO_CONTAINER,
+        [self = shared_from_this(), depth, last = at == std::string::npos](const Reply& r) {
+          self->in_flight_ = false;
+          if (self->finished_) return;
+          if (r.rc == ZOK || r.rc == ZNODEEXISTS) {
+            return last ? self->create() : self->make_parents(depth + 1);
+          }
+          if (connection_trouble(r.rc)) {
+            if (self->late_) return self->give_up({});
+            return self->core_->when_connected([self, depth] { self->make_parents(depth); });
+          }
+          self->fail_rc(r.rc, "the create of the lock directory '" + self->dir_ + "'");
+        });
+  }
+
+  // After a create whose reply was lost: adopt its node, or create again.
+  void find_own() {
+    if (finished_) return;
+    in_flight_ = true;
+    core_->session->children(dir_, [self = shared_from_this()](const Reply& r) {
+      self->in_flight_ = false;
+      if (self->finished_) return;
+      if (connection_trouble(r.rc)) return self->after_reconnect(&AcquireOp::find_own);
+      if (r.rc == ZNONODE) {
+        self->uncertain_create_ = false;
+        return self->create();
+      }
+      if (r.rc != ZOK) return self->fail_rc(r.rc, "the listing of '" + self->dir_ + "'");
+      const std::string prefix = std::string(kProtected) + self->uuid_ + "-";
+      for (const auto& c : r.children) {
+        if (c.rfind(prefix, 0) != 0) continue;
+        self->uncertain_create_ = false;
+        self->node_ = self->dir_ + "/" + c;
+        return self->read_czxid();
+      }
+      self->uncertain_create_ = false;
+      self->create();
+    });
+  }
+
+  void read_czxid() {
+    in_flight_ = true;
+    core_->session->exists(node_, [self = shared_from_this()](const Reply& r) {
+      self->in_flight_ = false;
+      if (self->finished_) return;
+      if (r.rc == ZOK) {
+        self->czxid_ = r.czxid.value_or(0);
+        return self->list();
+      }
+      if (r.rc == ZNONODE) {
+        self->node_.clear();
+        return self->create();
+      }
+      if (connection_trouble(r.rc)) return self->after_reconnect(&AcquireOp::read_czxid);
+      self->fail_rc(r.rc, "the read of '" + self->node_ + "'");
+    });
+  }
+
+  void list() {
+    if (finished_) return;
+    in_flight_ = true;
+    core_->session->children(dir_, [self = shared_from_this()](const Reply& r) {
+      self->in_flight_ = false;
+      self->listed(r);
+    });
+  }
+
+  void listed(const Reply& r) {
+    if (finished_) return;
+    if (connection_trouble(r.rc)) return after_reconnect(&AcquireOp::list);
+    if (r.rc == ZNONODE) {
+      // The directory, and with it this node, was deleted: queue again.
+      node_.clear();
+      return create();
+    }
+    if (r.rc != ZOK) return fail_rc(r.rc, "the listing of '" + dir_ + "'");
+    const std::vector<std::string> queue = queue_of(r.children);
+    const std::string mine = base_name(node_);
+    const auto it = std::find(queue.begin(), queue.end(), mine);
+    if (it == queue.end()) {
+      // Deleted by someone else while it waited (force_unlock): queue again.
+      node_.clear();
+      return create();
+    }
+    if (it == queue.begin()) return acquired();
+    if (late_ || (deadline_ && Clock::now() >= *deadline_)) return give_up({});
+    const std::string before = dir_ + "/" + *(it - 1);
+    in_flight_ = true;
+    core_->session->get_watch(
+        before, [self = shared_from_this()](int /*type*/) { self->list(); },
+        [self = shared_from_this()](const Reply& w) {
+          self->in_flight_ = false;
+          if (self->finished_) return;
+          if (w.rc == ZOK) {
+            // Waits for the watch, unless the wait ran out meanwhile.
+            if (self->late_) self->give_up({});
+            return;
+          }
+          if (w.rc == ZNONODE) return self->list();
+          if (connection_trouble(w.rc)) return self->after_reconnect(&AcquireOp::list);
+          self->fail_rc(w.rc, "the watch of the lock node before this one");
+        });
+  }
+
+  void acquired() {
+    const auto& o = core_->session->options();
+    auto h = std::make_shared<Holding>(core_, client_, name_, owner_, node_, o.session_timeout,
+                                       &o.on_lease_lost);
+    h->self = h;
+    if (fenced_) h->fencing_token = static_cast<std::uint64_t>(czxid_);
+    h->set_deadline(core_->session->state() == State::connected ? kNoDeadline : Clock::now());
+    h->active = true;
+    core_->track(h);
+    node_.clear();  // the holding owns it now
+    end({{}, {}, std::move(h)});
+  }
+
+  const std::shared_ptr<Core> core_;
+  const std::shared_ptr<void> client_;
+  const std::string name_;
+  const std::string dir_;
+  const std::string owner_;
+  const bool fenced_;
+  const std::optional<Clock::time_point> deadline_;
+  asio::steady_timer timer_;
+  Done done_;
+
+  std::string uuid_;
+  std::string node_;  // its lock node, once known
+  std::int64_t czxid_ = 0;
+  bool creating_ = false;
+  bool uncertain_create_ = false;  // a create got no reply: it may exist
+  bool in_flight_ = false;         // a round trip of this op is out
+  bool late_ = false;              // the wait ran out while one was out
+  bool finished_ = false;
+};
+
+void Core::on_state(State s) {
+  if (s == State::suspended) {
+    for (auto& [raw, weak] : live_) {
+      if (auto h = weak.lock()) h->uncertain();
+    }
+    return;
+  }
+  if (s == State::connected) {
+    for (auto& [raw, weak] : live_) {
+      if (auto h = weak.lock(); h && !h->lost()) h->set_deadline(kNoDeadline);
+    }
+    auto waiting = std::move(waiting_);
+    waiting_.clear();
+    for (auto& f : waiting) f();
+    return;
+  }
+  if (s == State::expired) {
+    // The ensemble deleted this session's nodes: every holding is lost, every
+    // acquire's node is gone, nothing is left to delete.
+    auto live = std::move(live_);
+    live_.clear();
+    for (auto& [raw, weak] : live) {
+      if (auto h = weak.lock()) h->mark_lost(LeaseLostEvent::Reason::expired);
+    }
+    waiting_.clear();
+    auto ops = ops_;
+    for (const auto& op : ops) op->session_expired();
+  }
+}
+
+void Core::track(const std::shared_ptr<Holding>& h) {
+  live_.emplace(h.get(), h);
+  watch_own(h);
+}
+
+void Core::watch_own(const std::shared_ptr<Holding>& holding) {
+  std::weak_ptr<Holding> weak = holding;
+  session->exists_watch(
+      holding->node,
+      [self = shared_from_this(), weak](int type) {
+        auto h = weak.lock();
+        if (!h || h->released.load() || h->lost()) return;
+        if (type == ZOO_DELETED_EVENT) {
+          self->untrack(h.get());
+          h->mark_lost(LeaseLostEvent::Reason::taken);
+          return;
+        }
+        self->watch_own(h);  // changed data: watch on
+      },
+      [self = shared_from_this(), weak](const Reply& r) {
+        auto h = weak.lock();
+        if (!h || h->released.load() || h->lost()) return;
+        if (r.rc == ZNONODE) {
+          // Deleted between the acquire and the watch.
+          self->untrack(h.get());
+          h->mark_lost(LeaseLostEvent::Reason::taken);
+        } else if (connection_trouble(r.rc)) {
+          self->when_connected([self, weak] {
+            if (auto again = weak.lock()) self->watch_own(again);
+          });
+        }
+      });
+}
+
+void Core::delete_node(const std::string& node) {
+  session->remove(node, [self = shared_from_this(), node](const Reply& r) {
+    if (connection_trouble(r.rc)) {
+      self->when_connected([self, node] { self->delete_node(node); });
+    }
+  });
+}
+
+void Core::clean_up(const std::string& dir, const std::string& uuid) {
+  when_connected([self = shared_from_this(), dir, uuid] {
+    self->session->children(dir, [self, dir, uuid](const Reply& r) {
+      if (connection_trouble(r.rc)) return self->clean_up(dir, uuid);
+      if (r.rc != ZOK) return;
+      const std::string prefix = std::string(kProtected) + uuid + "-";
+      for (const auto& c : r.children) {
+        if (c.rfind(prefix, 0) == 0) self->delete_node(dir + "/" + c);
+      }
+    });
+  });
+}
+
+void Core::shut_down() {
+  auto ops = ops_;
+  for (const auto& op : ops) op->closed();
+  auto live = std::move(live_);
+  live_.clear();
+  for (auto& [raw, weak] : live) {
+    if (auto h = weak.lock(); h && !h->released.load()) {
+      h->mark_lost(LeaseLostEvent::Reason::client_closed);
+    }
+  }
+  waiting_.clear();
+}
+
+// Waits for `future`, whose value the I/O thread sets; the Client's closing
+// may stop the I/O thread before a posted call ran, so a stopped I/O thread
+// ends the wait with `stopped`.
+template <class T>
+T wait_for(Core& core, std::future<T>& future, T stopped) {
+  while (future.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+    if (core.executor.io().stopped()) return stopped;
+  }
+  return future.get();
+}
+
+// Runs `start` (which issues one call on the I/O thread) and waits for its
+// reply. ZCLOSING when the Client is closed.
+Reply blocking(Core& core, std::function<void(Session::Done)> start, std::error_code& ec) {
+  ec.clear();
+  if (!core.executor.may_block(ec)) return Reply{ZCLOSING, {}, {}, {}, {}};
+  auto promise = std::make_shared<std::promise<Reply>>();
+  auto future = promise->get_future();
+  asio::post(core.executor.io(), [start = std::move(start), promise] {
+    start([promise](const Reply& r) { promise->set_value(r); });
+  });
+  return wait_for(core, future, Reply{ZCLOSING, {}, {}, {}, {}});
+}
+
+// Waits for an acquire started on the I/O thread.
+Got acquire_blocking(const std::shared_ptr<Core>& core,
+                     std::shared_ptr<void> client,
+                     const std::string& name,
+                     const std::string& dir,
+                     std::string owner,
+                     bool fenced,
+                     std::optional<std::chrono::milliseconds> wait) {
+  std::error_code ec;
+  if (!core->executor.may_block(ec)) {
+    return {ec,
+            ec == errc::closed ? "the client was closed"
+                               : "a blocking lock call on the client's I/O thread would deadlock; "
+                                 "use async_acquire there",
+            nullptr};
+  }
+  std::optional<Clock::time_point> deadline;
+  if (wait) deadline = Clock::now() + *wait;
+  auto promise = std::make_shared<std::promise<Got>>();
+  auto future = promise->get_future();
+  auto op =
+      std::make_shared<AcquireOp>(core, std::move(client), name, dir, std::move(owner), fenced,
+                                  deadline, [promise](Got g) { promise->set_value(std::move(g)); });
+  asio::post(core->executor.io(), [op] { op->start(); });
+  return wait_for(*core, future, Got{errc::closed, "the client was closed", nullptr});
+}
+
+std::error_code release_result(int rc) {
+  if (rc == ZOK) return {};
+  if (rc == ZNONODE || rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE) return errc::lease_lost;
+  if (rc == ZCLOSING) return errc::closed;
+  if (connection_trouble(rc)) return errc::connection_lost;
+  return errc::server_error;
+}
+
+// On the I/O thread: deletes the holding's node; `done` gets what
+// release(ec) reports. A deletion the connection's loss left unanswered is
+// sent again after the reconnect (the release counts all the same).
+void release_on_io(const std::shared_ptr<Holding>& h, std::function<void(std::error_code)> done) {
+  Core& core = *h->core;
+  core.untrack(h.get());
+  if (h->lost()) return done(errc::lease_lost);
+  core.session->remove(h->node, [h, done = std::move(done)](const Reply& r) {
+    if (connection_trouble(r.rc)) h->core->delete_node(h->node);
+    const std::error_code ec = release_result(r.rc);
+    if (ec == errc::lease_lost) h->mark_lost(LeaseLostEvent::Reason::taken);
+    done(ec);
+  });
+}
+
+void Holding::release_foreign(std::error_code& ec) noexcept {
+  ec.clear();
+  if (released.exchange(true)) return;
+  if (core->closed || core->executor.closed()) {
+    ec = errc::closed;  // the session ended with the Client: the node is gone
+    return;
+  }
+  auto me = self.lock();
+  if (core->executor.on_io_thread()) {
+    release_on_io(me, [](std::error_code) {});
+    return;
+  }
+  auto promise = std::make_shared<std::promise<std::error_code>>();
+  auto future = promise->get_future();
+  asio::post(core->executor.io(), [me, promise] {
+    release_on_io(me, [promise](std::error_code e) { promise->set_value(e); });
+  });
+  ec = wait_for(*core, future, std::error_code(errc::closed));
+}
+
+void Holding::release_foreign_async(std::function<void(std::error_code)> done) noexcept {
+  auto me = self.lock();
+  if (released.exchange(true)) {
+    asio::post(core->executor.io(), [done = std::move(done)] { done({}); });
+    return;
+  }
+  if (core->closed || core->executor.closed()) {
+    asio::post(asio::system_executor(), [done = std::move(done)] { done(errc::closed); });
+    return;
+  }
+  asio::post(core->executor.io(),
+             [me, done = std::move(done)]() mutable { release_on_io(me, std::move(done)); });
+}
+
+asio::any_io_executor Holding::foreign_executor() const {
+  return core->executor.io().get_executor();
+}
+
+// The async acquire's cancel handle.
+class Cancel final : public detail::AsyncAcquire {
+ public:
+  explicit Cancel(std::weak_ptr<AcquireOp> op) : op_(std::move(op)) {}
+  void cancel() override {
+    if (auto op = op_.lock()) op->cancel();
+  }
+
+ private:
+  std::weak_ptr<AcquireOp> op_;
+};
+
+class Engine final : public LockEngine {
+ public:
+  Engine(std::shared_ptr<Core> core,
+         std::shared_ptr<void> client,
+         std::string name,
+         std::string dir,
+         bool fenced)
+      : core_(std::move(core)),
+        client_(std::move(client)),
+        name_(std::move(name)),
+        dir_(std::move(dir)),
+        fenced_(fenced) {}
+
+  const std::string& name() const noexcept override { return name_; }
+  bool fenced() const noexcept override { return fenced_; }
+
+  sync::AcquireOutcome lock_for_thread(std::optional<milliseconds> wait,
+                                       std::optional<milliseconds> lease) override {
+    sync::AcquireOutcome out;
+    if (lease) {
+      out.ec = errc::not_supported;
+      out.message = lease_refusal();
+      return out;
+    }
+    const auto key = std::make_pair(dir_, std::this_thread::get_id());
+    {
+      std::lock_guard lock(core_->holds_mutex);
+      auto it = core_->thread_holds.find(key);
+      if (it != core_->thread_holds.end()) {
+        if (!it->second.holding->lost()) {
+          ++it->second.count;  // reentry: counted here, as Curator does
+          out.acquired = true;
+          out.token = it->second.holding->fencing_token;
+          return out;
+        }
+        core_->thread_holds.erase(it);  // a lost holding: take a new one
+      }
+    }
+    Got got = acquire_blocking(core_, client_, name_, dir_, runtime::thread_owner(core_->client_id),
+                               fenced_, wait);
+    out.ec = got.ec;
+    out.message = std::move(got.message);
+    if (!got.holding) return out;
+    out.acquired = true;
+    out.token = got.holding->fencing_token;
+    std::lock_guard lock(core_->holds_mutex);
+    core_->thread_holds[key] = Core::ThreadHold{std::move(got.holding), 1};
+    return out;
+  }
+
+  std::error_code unlock_for_thread() noexcept override {
+    std::shared_ptr<Holding> last;
+    {
+      std::lock_guard lock(core_->holds_mutex);
+      auto it = core_->thread_holds.find(std::make_pair(dir_, std::this_thread::get_id()));
+      if (it == core_->thread_holds.end()) return errc::not_owner;
+      if (it->second.holding->lost()) {
+        last = std::move(it->second.holding);
+        core_->thread_holds.erase(it);
+        std::error_code ignored;
+        last->release_foreign(ignored);
+        return errc::lease_lost;
+      }
+      if (--it->second.count > 0) return {};
+      last = std::move(it->second.holding);
+      core_->thread_holds.erase(it);
+    }
+    std::error_code ec;
+    last->release_foreign(ec);
+    return ec;
+  }
+
+  std::shared_ptr<runtime::LeaseState> thread_holding() const override {
+    std::lock_guard lock(core_->holds_mutex);
+    auto it = core_->thread_holds.find(std::make_pair(dir_, std::this_thread::get_id()));
+    if (it == core_->thread_holds.end()) return nullptr;
+    return it->second.holding;
+  }
+
+  std::optional<Lease> acquire_lease(std::optional<milliseconds> wait,
+                                     std::optional<milliseconds> lease,
+                                     std::error_code& ec,
+                                     std::string& message) override {
+    if (lease) {
+      ec = errc::not_supported;
+      message = lease_refusal();
+      return std::nullopt;
+    }
+    Got got = acquire_blocking(core_, client_, name_, dir_,
+                               core_->client_id + ":" + runtime::random_token(), fenced_, wait);
+    ec = got.ec;
+    message = std::move(got.message);
+    if (!got.holding) return std::nullopt;
+    return detail::Access::lease(std::move(got.holding));
+  }
+
+  std::shared_ptr<detail::AsyncAcquire> async_acquire(
+      std::optional<milliseconds> wait,
+      std::unique_ptr<detail::Receiver<Lease>> receiver) override {
+    std::shared_ptr<detail::Receiver<Lease>> r = std::move(receiver);
+    if (wait && wait->count() < 0) {
+      asio::post(asio::system_executor(), [r] { r->complete(errc::invalid_argument, Lease()); });
+      return std::make_shared<Cancel>(std::weak_ptr<AcquireOp>());
+    }
+    std::optional<Clock::time_point> deadline;
+    if (wait) deadline = Clock::now() + *wait;
+    auto op = std::make_shared<AcquireOp>(
+        core_, client_, name_, dir_, core_->client_id + ":" + runtime::random_token(), fenced_,
+        deadline, [r](Got g) {
+          if (g.holding) return r->complete({}, detail::Access::lease(std::move(g.holding)));
+          // cancelled: asio's operation_aborted, as the Redis form reports it
+          if (g.ec == std::errc::operation_canceled) {
+            return r->complete(asio::error::operation_aborted, Lease());
+          }
+          r->complete(g.ec, Lease());
+        });
+    asio::post(core_->executor.io(), [op] { op->start(); });
+    return std::make_shared<Cancel>(op);
+  }
+
+  asio::any_io_executor executor() const override { return core_->executor.io().get_executor(); }
+
+  bool is_locked(std::error_code& ec, std::string& what) const override {
+    const Reply r = list(ec, what);
+    return !ec && !queue_of(r.children).empty();
+  }
+
+  std::uint32_t hold_count(std::error_code& ec, std::string& what) const override {
+    ec.clear();
+    std::shared_ptr<Holding> h;
+    std::uint32_t count = 0;
+    {
+      std::lock_guard lock(core_->holds_mutex);
+      auto it = core_->thread_holds.find(std::make_pair(dir_, std::this_thread::get_id()));
+      if (it == core_->thread_holds.end()) return 0;
+      h = it->second.holding;
+      count = it->second.count;
+    }
+    const std::string node = h->node;
+    const Reply r = blocking(
+        *core_, [core = core_, node](Session::Done d) { core->session->exists(node, d); }, ec);
+    if (ec) return 0;
+    if (r.rc == ZNONODE) return 0;
+    if (r.rc != ZOK) {
+      auto [e, m] = failure(r.rc, "the read of '" + node + "'");
+      ec = e;
+      what = m;
+      return 0;
+    }
+    return count;
+  }
+
+  std::optional<milliseconds> remaining_ttl(std::error_code& ec, std::string& what) const override {
+    if (!is_locked(ec, what)) return std::nullopt;
+    return milliseconds::max();  // held for a session, not for a time
+  }
+
+  bool force_unlock(std::error_code& ec, std::string& what) override {
+    // Deletes the holder's node (the first in the queue): the next waiter's
+    // watch fires, and the holder's own watch tells it (taken).
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      const Reply r = list(ec, what);
+      if (ec) return false;
+      const auto queue = queue_of(r.children);
+      if (queue.empty()) return false;
+      const std::string node = dir_ + "/" + queue.front();
+      const Reply d = blocking(
+          *core_, [core = core_, node](Session::Done done) { core->session->remove(node, done); },
+          ec);
+      if (ec) return false;
+      if (d.rc == ZOK) return true;
+      if (d.rc == ZNONODE) continue;  // released meanwhile: the next one holds now
+      auto [e, m] = failure(d.rc, "the delete of '" + node + "'");
+      ec = e;
+      what = m;
+      return false;
+    }
+    return false;
+  }
+
+ private:
+  static std::string lease_refusal() {
+    return "ZooKeeper: a lock is held for the session, not for a fixed lease; acquire it "
+           "without a lease (docs/backends.md)";
+  }
+
+  // The directory's children; a missing directory is an empty one.
+  Reply list(std::error_code& ec, std::string& what) const {
+    Reply r = blocking(
+        *core_, [core = core_, dir = dir_](Session::Done d) { core->session->children(dir, d); },
+        ec);
+    if (ec) {
+      what = ec == errc::closed ? "the client was closed" : "a blocking call on the I/O thread";
+      return {};
+    }
+    if (r.rc == ZNONODE) return {};
+    if (r.rc != ZOK) {
+      auto [e, m] = failure(r.rc, "the listing of '" + dir_ + "'");
+      ec = e;
+      what = m;
+      return {};
+    }
+    return r;
+  }
+
+  const std::shared_ptr<Core> core_;
+  const std::shared_ptr<void> client_;
+  const std::string name_;
+  const std::string dir_;
+  const bool fenced_;
+};
+
+class ZooKeeper final : public Backend {
+ public:
+  ZooKeeper(const ClientOptions& options, runtime::Executor& executor, const std::string& client_id)
+      : core_(std::make_shared<Core>(options, executor, client_id)), chroot_(options.chroot) {
+    core_->start();
+  }
+  ~ZooKeeper() override { close(); }
+
+  std::string_view name() const noexcept override { return "ZooKeeper"; }
+
+  void connect() override { core_->session->connect(); }
+
+  void close() noexcept override {
+    if (core_->closed.exchange(true)) return;
+    auto& executor = core_->executor;
+    if (executor.on_io_thread()) {
+      core_->shut_down();
+    } else if (!executor.io().stopped()) {
+      std::promise<void> done;
+      auto future = done.get_future();
+      asio::post(executor.io(), [core = core_, &done] {
+        core->shut_down();
+        done.set_value();
+      });
+      while (future.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+        if (executor.io().stopped()) break;
+      }
+    }
+    {
+      std::lock_guard lock(core_->holds_mutex);
+      core_->thread_holds.clear();  // they keep the Client alive otherwise
+    }
+    core_->session->close();
+  }
+
+  std::shared_ptr<LockEngine> lock(std::shared_ptr<void> client,
+                                   std::string name,
+                                   bool fenced,
+                                   const LockOptions& options) override {
+    if (options.lock_delay.count() != 0) {
+      throw Error(errc::not_supported,
+                  "ZooKeeper: no lock-delay (LockOptions::lock_delay); a holder's node goes with "
+                  "its session (docs/backends.md)");
+    }
+    std::string dir = lock_directory(chroot_, name);
+    return std::make_shared<Engine>(core_, std::move(client), std::move(name), std::move(dir),
+                                    fenced);
+  }
+
+ private:
+  const std::shared_ptr<Core> core_;
+  const std::string chroot_;
+};
+
+}  // namespace
+
+std::string lock_directory(const std::string& chroot, const std::string& name) {
+  if (name.empty()) throw Error(errc::invalid_argument, "lock name is empty");
+  const std::string dir = chroot + (name.front() == '/' ? name : "/" + name);
+  if (auto problem = net::zk_path_problem(dir)) {
+    throw Error(errc::invalid_argument,
+                "lock name '" + name + "' is no ZooKeeper path: " + *problem);
+  }
+  return dir;
+}
+
+std::unique_ptr<Backend> make_zookeeper(const ClientOptions& options,
+                                        runtime::Executor& executor,
+                                        const std::string& client_id) {
+  return std::make_unique<ZooKeeper>(options, executor, client_id);
+}
+
+}  // namespace distlock::backend::zk
