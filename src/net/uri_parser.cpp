@@ -16,6 +16,7 @@
 
 #include "distlock/error.hpp"
 #include "net/uri_text.hpp"
+#include "net/zk_path.hpp"
 
 namespace distlock::net {
 
@@ -27,6 +28,9 @@ constexpr std::size_t npos = std::string_view::npos;
 // Timeouts are added to steady_clock::now() in nanoseconds; this bound (about
 // 24.8 days) keeps that sum far from overflowing.
 constexpr std::int64_t kMaxTimeoutMs = std::numeric_limits<std::int32_t>::max();
+// ClientOptions::session_timeout: at most 1 h.
+constexpr std::int64_t kMaxSessionTimeoutMs = 3'600'000;
+constexpr std::uint16_t kZooKeeperPort = 2181;
 // sockaddr_un::sun_path holds the path and its terminating NUL.
 constexpr std::size_t kMaxUnixPath = sizeof(sockaddr_un{}.sun_path) - 1;
 
@@ -50,6 +54,9 @@ ClientOptions UriParser::parse() {
   const std::string_view path = tail.substr(0, query_start);
   if (scheme_ == Scheme::unix_socket) {
     parse_unix_path(authority, path);
+  } else if (scheme_ == Scheme::zookeeper) {
+    parse_seeds(authority);
+    parse_chroot(path);
   } else if (deployment_ != ClientOptions::Deployment::standalone) {
     parse_seeds(authority);
     if (deployment_ == ClientOptions::Deployment::sentinel) {
@@ -67,14 +74,18 @@ ClientOptions UriParser::parse() {
   }
   options_.tls.enabled = scheme_ == Scheme::rediss;
   options_.deployment = deployment_;
+  options_.backend = scheme_ == Scheme::zookeeper ? ClientOptions::Backend::zookeeper
+                                                  : ClientOptions::Backend::redis;
   return std::move(options_);
 }
 
-// Every message starts with "invalid Redis URI: ". The password (as written
-// and decoded) is replaced by "***" wherever it would appear, even inside a
+// Every message starts with "invalid Redis URI: ", or "invalid ZooKeeper URI: "
+// once the scheme is known to be zookeeper://. The password (as written and
+// decoded) is replaced by "***" wherever it would appear, even inside a
 // fragment that only happens to equal it.
 void UriParser::fail(const std::string& problem) const {
-  std::string message = "invalid Redis URI: " + problem;
+  std::string message =
+      (scheme_ == Scheme::zookeeper ? "invalid ZooKeeper URI: " : "invalid Redis URI: ") + problem;
   replace_all(message, raw_password_);
   replace_all(message, options_.password);
   replace_all(message, options_.sentinel_password);
@@ -109,7 +120,7 @@ std::string_view UriParser::parse_scheme() {
   const bool plausible = !scheme.empty() && std::all_of(scheme.begin(), scheme.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
   });
-  if (!plausible) fail("missing scheme (expected redis://, rediss:// or unix://)");
+  if (!plausible) fail("missing scheme (expected redis://, rediss://, unix:// or zookeeper://)");
   std::transform(scheme.begin(), scheme.end(), scheme.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const std::string shown = scheme;
@@ -128,10 +139,12 @@ std::string_view UriParser::parse_scheme() {
     scheme_ = Scheme::rediss;
   } else if (scheme == "unix") {
     scheme_ = Scheme::unix_socket;
+  } else if (scheme == "zookeeper") {  // "zookeeper-cluster" stays unknown above
+    scheme_ = Scheme::zookeeper;
   } else {
     fail("unknown scheme " + quote(shown) +
-         " (expected redis, rediss, unix, redis-cluster, rediss-cluster, redis-sentinel or "
-         "rediss-sentinel)");
+         " (expected redis, rediss, unix, redis-cluster, rediss-cluster, redis-sentinel, "
+         "rediss-sentinel or zookeeper)");
   }
   const std::string_view after = uri_.substr(colon + 1);
   if (after.substr(0, 2) != "//") fail("missing '//' after '" + shown + ":'");
@@ -140,10 +153,31 @@ std::string_view UriParser::parse_scheme() {
 
 void UriParser::parse_userinfo(std::string_view userinfo) {
   const std::size_t colon = userinfo.find(':');
+  if (colon == npos && scheme_ == Scheme::zookeeper) {
+    fail("digest authentication needs user:password (the password is missing)");
+  }
   if (colon == npos) fail("user name without a password (expected [user]:password@)");
   raw_password_ = userinfo.substr(colon + 1);
   options_.username = decode(userinfo.substr(0, colon), "the user name");
   options_.password = decode(raw_password_, "the password");
+  if (scheme_ == Scheme::zookeeper) check_digest_credentials();
+}
+
+// ZooKeeper's digest scheme authenticates "user:password" and splits it at
+// the first ':': both parts are needed, and the user name cannot hold a ':'.
+void UriParser::check_digest_credentials() const {
+  const bool no_user = options_.username.empty();
+  const bool no_password = options_.password.empty();
+  if (no_user || no_password) {
+    fail(std::string("digest authentication needs user:password (") +
+         (no_user && no_password ? "both are empty"
+          : no_user              ? "the user name is empty"
+                                 : "the password is empty") +
+         ")");
+  }
+  if (options_.username.find(':') != std::string::npos) {
+    fail("the digest user name contains ':' (ZooKeeper splits user:password at the first ':')");
+  }
 }
 
 void UriParser::parse_host_port(std::string_view host_port) {
@@ -166,7 +200,9 @@ void UriParser::parse_host_port(std::string_view host_port) {
   } else {
     const std::size_t colon = host_port.find(':');
     if (colon != npos && host_port.find(':', colon + 1) != npos) {
-      fail("an IPv6 address must be enclosed in brackets, as in redis://[::1]:6379");
+      fail(scheme_ == Scheme::zookeeper
+               ? "an IPv6 address must be enclosed in brackets, as in zookeeper://[::1]:2181"
+               : "an IPv6 address must be enclosed in brackets, as in redis://[::1]:6379");
     }
     has_port = colon != npos;
     host = host_port.substr(0, colon);
@@ -177,7 +213,8 @@ void UriParser::parse_host_port(std::string_view host_port) {
   if (has_port) options_.port = parse_port(port);
 }
 
-// h1[:p1],h2[:p2],...: every seed of a Cluster or the sentinels.
+// h1[:p1],h2[:p2],...: every seed of a Cluster, the sentinels, or the servers
+// of a ZooKeeper ensemble.
 void UriParser::parse_seeds(std::string_view authority) {
   const bool sentinel = deployment_ == ClientOptions::Deployment::sentinel;
   if (authority.empty()) fail(sentinel ? "empty sentinel list" : "empty host list");
@@ -185,7 +222,7 @@ void UriParser::parse_seeds(std::string_view authority) {
     const std::size_t comma = std::min(authority.find(','), authority.size());
     const std::string_view entry = authority.substr(0, comma);
     if (entry.empty()) fail("empty entry in the host list " + quote(authority));
-    options_.port = sentinel ? 26379 : 6379;
+    options_.port = scheme_ == Scheme::zookeeper ? kZooKeeperPort : sentinel ? 26379 : 6379;
     parse_host_port(entry);
     for (const auto& seed : options_.seeds) {
       if (seed.host == options_.host && seed.port == options_.port) {
@@ -214,6 +251,17 @@ void UriParser::parse_sentinel_path(std::string_view path) {
     fail("master name contains a space or control character");
   }
   if (slash < path.size()) parse_db_path(path.substr(slash));
+}
+
+// [/chroot]: "" and "/" are no chroot; anything else is percent-decoded and
+// must be a path zk_path_problem accepts.
+void UriParser::parse_chroot(std::string_view path) {
+  if (path.empty() || path == "/") return;
+  std::string chroot = decode(path, "the chroot");
+  if (const auto problem = zk_path_problem(chroot)) {
+    fail("chroot " + quote(chroot) + " " + *problem);
+  }
+  options_.chroot = std::move(chroot);
 }
 
 // Host names and IPv4 addresses: letters, digits, '-', '.' and '_' (which
@@ -296,6 +344,11 @@ void UriParser::parse_query(std::string_view query) {
 }
 
 void UriParser::apply_option(const std::string& name, const std::string& value) {
+  if (scheme_ == Scheme::zookeeper) {
+    apply_zookeeper_option(name, value);
+    return;
+  }
+  if (name == "session_timeout_ms") fail("option " + quote(name) + " requires a zookeeper:// URI");
   struct TlsString {
     std::string_view name;
     std::string TlsOptions::*member;
@@ -327,11 +380,11 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
     if (db_in_path_) fail("database number given twice (in the path and as option db)");
     options_.db = parse_db(value);
   } else if (name == "connect_timeout_ms") {
-    options_.connect_timeout = parse_timeout(name, value);
+    options_.connect_timeout = parse_timeout(name, value, kMaxTimeoutMs);
   } else if (name == "command_timeout_ms") {
-    options_.command_timeout = parse_timeout(name, value);
+    options_.command_timeout = parse_timeout(name, value, kMaxTimeoutMs);
   } else if (name == "replica_ack_timeout_ms") {
-    options_.replica_ack_timeout = parse_timeout(name, value);
+    options_.replica_ack_timeout = parse_timeout(name, value, kMaxTimeoutMs);
   } else if (name == "min_replicas_acked") {
     int n = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
@@ -372,16 +425,34 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
   }
 }
 
+// The options of a zookeeper:// URI; every Redis option is refused by name.
+void UriParser::apply_zookeeper_option(const std::string& name, const std::string& value) {
+  if (name != "session_timeout_ms" && name != "connect_timeout_ms" &&
+      name != "command_timeout_ms") {
+    fail("option " + quote(name) +
+         " is not a ZooKeeper option (expected session_timeout_ms, connect_timeout_ms or "
+         "command_timeout_ms)");
+  }
+  if (value.empty()) fail("option " + quote(name) + " has no value");
+  if (name == "session_timeout_ms") {
+    options_.session_timeout = parse_timeout(name, value, kMaxSessionTimeoutMs);
+  } else if (name == "connect_timeout_ms") {
+    options_.connect_timeout = parse_timeout(name, value, kMaxTimeoutMs);
+  } else {
+    options_.command_timeout = parse_timeout(name, value, kMaxTimeoutMs);
+  }
+}
+
 std::chrono::milliseconds UriParser::parse_timeout(std::string_view name,
-                                                   std::string_view text) const {
+                                                   std::string_view text,
+                                                   std::int64_t max_ms) const {
   std::int64_t ms = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
   if (!is_digits(text) || (ec == std::errc() && ms == 0)) {
     fail(std::string(name) + " " + quote(text) + " is not a positive number of milliseconds");
   }
-  if (ec != std::errc() || ms > kMaxTimeoutMs) {
-    fail(std::string(name) + " " + quote(text) + " out of range 1.." +
-         std::to_string(kMaxTimeoutMs));
+  if (ec != std::errc() || ms > max_ms) {
+    fail(std::string(name) + " " + quote(text) + " out of range 1.." + std::to_string(max_ms));
   }
   return std::chrono::milliseconds(ms);
 }

@@ -1,5 +1,5 @@
-// UriParser: reads the text of a redis://, rediss://, unix://, redis-cluster://
-// or redis-sentinel:// URI into the ClientOptions it describes
+// UriParser: reads the text of a redis://, rediss://, unix://, redis-cluster://,
+// redis-sentinel:// or zookeeper:// URI into the ClientOptions it describes
 // (ClientOptions::from_uri). No I/O.
 #pragma once
 
@@ -14,8 +14,9 @@
 namespace distlock::net {
 
 // One parse of one URI. parse() returns the options, or throws Error with
-// errc::invalid_argument and a message starting "invalid Redis URI: " that
-// never contains the password. The URI text must outlive the parser.
+// errc::invalid_argument and a message starting "invalid Redis URI: " (or
+// "invalid ZooKeeper URI: " once the scheme is zookeeper://) that never
+// contains the password. The URI text must outlive the parser.
 class UriParser {
  public:
   explicit UriParser(std::string_view uri) : uri_(uri) {}
@@ -23,7 +24,7 @@ class UriParser {
   ClientOptions parse();
 
  private:
-  enum class Scheme { redis, rediss, unix_socket };
+  enum class Scheme { redis, rediss, unix_socket, zookeeper };
 
   [[noreturn]] void fail(const std::string& problem) const;
   std::string quote(std::string_view fragment) const;
@@ -34,14 +35,19 @@ class UriParser {
   void parse_host_port(std::string_view host_port);
   void parse_seeds(std::string_view authority);
   void parse_sentinel_path(std::string_view path);
+  void parse_chroot(std::string_view path);
+  void check_digest_credentials() const;
   void check_host(std::string_view host) const;
   std::uint16_t parse_port(std::string_view text) const;
   void parse_db_path(std::string_view path);
   void parse_unix_path(std::string_view authority, std::string_view path);
   void parse_query(std::string_view query);
   void apply_option(const std::string& name, const std::string& value);
+  void apply_zookeeper_option(const std::string& name, const std::string& value);
   int parse_db(std::string_view text) const;
-  std::chrono::milliseconds parse_timeout(std::string_view name, std::string_view text) const;
+  std::chrono::milliseconds parse_timeout(std::string_view name,
+                                          std::string_view text,
+                                          std::int64_t max_ms) const;
   void require_tls(std::string_view name) const;
 
   std::string_view uri_;
