@@ -1,12 +1,14 @@
 // The ZooKeeper backend's options: net::zk_path_problem (the chroot check),
-// and ClientOptions::from_uri for zookeeper:// URIs (the servers, digest
-// credentials, chroot and options, and the malformed ones).
+// ClientOptions::from_uri for zookeeper:// URIs (the servers, digest
+// credentials, chroot and options, and the malformed ones), and validate() of
+// ZooKeeper options built directly.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -279,6 +281,121 @@ TEST(ZooKeeperUri, NeverPutsThePasswordIntoAnErrorMessage) {
           << "uri: " << bad.uri << "\nmessage: " << message;
     }
   }
+}
+
+ClientOptions zookeeper_options() {
+  ClientOptions o;
+  o.backend = Backend::zookeeper;
+  o.seeds = {{"zk1", 2181}, {"zk2", 2182}};
+  return o;
+}
+
+// What validate() throws for `o` (code and message), or nullopt.
+std::optional<std::pair<std::error_code, std::string>> refusal_of(const ClientOptions& o) {
+  try {
+    validate(o);
+  } catch (const Error& e) {
+    return std::pair{e.code(), std::string(e.what())};
+  }
+  return std::nullopt;
+}
+
+TEST(ZooKeeperOptions, ValidateAcceptsAnEnsembleAndIgnoresTheRedisOnlyFields) {
+  ClientOptions o = zookeeper_options();
+  EXPECT_EQ(refusal_of(o), std::nullopt);
+  o.chroot = "/app/locks";
+  o.session_timeout = 1ms;
+  o.username = "alice";
+  o.password = "secret";
+  EXPECT_EQ(refusal_of(o), std::nullopt);
+  o.session_timeout = 1h;
+  o.deployment = ClientOptions::Deployment::cluster;
+  o.db = 3;
+  o.coalesce = true;
+  o.min_replicas_acked = 2;
+  o.sharded_pubsub = ClientOptions::ShardedPubsub::on;
+  o.client_name = "";
+  o.sentinel_master = "m";
+  EXPECT_EQ(refusal_of(o), std::nullopt);
+}
+
+TEST(ZooKeeperOptions, ValidateRefusesEachBadFieldNamingIt) {
+  struct Case {
+    std::string what;
+    std::function<void(ClientOptions&)> change;
+    errc code;
+    std::string problem;
+  };
+  const std::string digest = "digest authentication needs user:password";
+  const std::vector<Case> cases = {
+      {"no seeds", [](ClientOptions& o) { o.seeds.clear(); }, errc::invalid_argument,
+       "a ZooKeeper backend needs seeds"},
+      {"seed port 0", [](ClientOptions& o) { o.seeds[1].port = 0; }, errc::invalid_argument,
+       "ZooKeeper seed 'zk2' has port 0"},
+      {"seed host empty", [](ClientOptions& o) { o.seeds[0].host.clear(); }, errc::invalid_argument,
+       "a ZooKeeper seed has an empty host"},
+      {"session 0", [](ClientOptions& o) { o.session_timeout = 0ms; }, errc::invalid_argument,
+       "session_timeout must be in [1 ms, 1 h], got 0 ms"},
+      {"session negative", [](ClientOptions& o) { o.session_timeout = -5ms; },
+       errc::invalid_argument, "session_timeout must be in [1 ms, 1 h], got -5 ms"},
+      {"session over 1 h", [](ClientOptions& o) { o.session_timeout = 1h + 1ms; },
+       errc::invalid_argument, "session_timeout must be in [1 ms, 1 h], got 3600001 ms"},
+      {"chroot relative", [](ClientOptions& o) { o.chroot = "app"; }, errc::invalid_argument,
+       "chroot 'app' does not start with '/'"},
+      {"chroot root", [](ClientOptions& o) { o.chroot = "/"; }, errc::invalid_argument,
+       "chroot '/' is the root '/', not a node below it (an empty chroot is the root)"},
+      {"chroot trailing /", [](ClientOptions& o) { o.chroot = "/app/"; }, errc::invalid_argument,
+       "chroot '/app/' ends with '/'"},
+      {"chroot //", [](ClientOptions& o) { o.chroot = "/a//b"; }, errc::invalid_argument,
+       "chroot '/a//b' has an empty segment"},
+      {"chroot ..", [](ClientOptions& o) { o.chroot = "/a/../b"; }, errc::invalid_argument,
+       "chroot '/a/../b' has a '.' or '..' segment"},
+      {"chroot NUL", [](ClientOptions& o) { o.chroot = std::string("/a\0b", 4); },
+       errc::invalid_argument, "chroot '/a\\x00b' contains a NUL or control character"},
+      {"chroot reserved", [](ClientOptions& o) { o.chroot = "/zookeeper/quota"; },
+       errc::invalid_argument, "chroot '/zookeeper/quota' is /zookeeper or under it"},
+      {"user without password", [](ClientOptions& o) { o.username = "alice"; },
+       errc::invalid_argument, digest + " (username without a password)"},
+      {"password without user", [](ClientOptions& o) { o.password = "secret"; },
+       errc::invalid_argument, digest + " (password without a username)"},
+      {"user with ':'",
+       [](ClientOptions& o) {
+         o.username = "al:ice";
+         o.password = "secret";
+       },
+       errc::invalid_argument, "the digest username contains ':'"},
+      {"unix_path", [](ClientOptions& o) { o.unix_path = "/run/zk.sock"; }, errc::invalid_argument,
+       "unix_path is a Redis option"},
+      {"tls", [](ClientOptions& o) { o.tls.enabled = true; }, errc::not_supported,
+       "TLS to ZooKeeper is not supported yet"},
+      {"connect timeout 0", [](ClientOptions& o) { o.connect_timeout = 0ms; },
+       errc::invalid_argument, "connect_timeout must be positive"},
+      {"backend out of range", [](ClientOptions& o) { o.backend = static_cast<Backend>(7); },
+       errc::invalid_argument, "backend must be redis or zookeeper, got 7"},
+  };
+  for (const Case& c : cases) {
+    ClientOptions o = zookeeper_options();
+    c.change(o);
+    const auto refusal = refusal_of(o);
+    ASSERT_TRUE(refusal.has_value()) << c.what << ": accepted";
+    EXPECT_EQ(refusal->first, make_error_code(c.code)) << c.what << ": " << refusal->second;
+    EXPECT_EQ(refusal->second.rfind("ClientOptions: ", 0), 0u) << refusal->second;
+    EXPECT_NE(refusal->second.find(c.problem), std::string::npos)
+        << c.what << ": " << refusal->second;
+    EXPECT_EQ(refusal->second.find("secret"), std::string::npos) << refusal->second;
+  }
+}
+
+TEST(ZooKeeperOptions, ValidateRefusesAChrootOnTheRedisBackendAndIgnoresTheSessionTimeout) {
+  ClientOptions o;
+  o.session_timeout = 0ms;
+  EXPECT_EQ(refusal_of(o), std::nullopt) << "session_timeout is not a Redis field";
+  o.chroot = "/app";
+  const auto refusal = refusal_of(o);
+  ASSERT_TRUE(refusal.has_value());
+  EXPECT_EQ(refusal->first, make_error_code(errc::invalid_argument));
+  EXPECT_NE(refusal->second.find("chroot is a ZooKeeper option"), std::string::npos)
+      << refusal->second;
 }
 
 }  // namespace
