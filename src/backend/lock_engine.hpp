@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "distlock/client_async.hpp"
@@ -34,6 +35,8 @@ class LockEngine {
 
   virtual const std::string& name() const noexcept = 0;
   virtual bool fenced() const noexcept = 0;
+  // The backend, as messages name it ("ZooKeeper").
+  virtual std::string_view backend() const noexcept = 0;
 
   // The calling thread acquires (reentrant). `wait` nullopt waits as long as
   // it takes, zero tries once; `lease` nullopt is the backend's own lease

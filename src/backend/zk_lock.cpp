@@ -165,10 +165,14 @@ class Core : public std::enable_shared_from_this<Core> {
 
  private:
   void watch_own(const std::shared_ptr<Holding>& h);
+  // Marks every holding lost with `reason` and forgets them.
+  void lose_all(LeaseLostEvent::Reason reason);
 
   std::map<const Holding*, std::weak_ptr<Holding>> live_;
   std::set<std::shared_ptr<AcquireOp>> ops_;
   std::vector<std::function<void()>> waiting_;
+  // Runs while the connection is down: the session is over when it fires.
+  asio::steady_timer outage_{executor.io()};
 };
 
 // One acquire, on the I/O thread: create, list, watch the predecessor, list
@@ -466,8 +470,22 @@ void Core::on_state(State s) {
     for (auto& [raw, weak] : live_) {
       if (auto h = weak.lock()) h->uncertain();
     }
+    // The ensemble expires the session a session timeout after it last
+    // heard from this client, which is before now: if no server is back by
+    // then, the holdings are gone whether or not this client hears it (the
+    // C client learns of an expiry only when it reconnects). As Curator's
+    // LOST after a SUSPENDED that lasts the negotiated session timeout.
+    auto timeout = session->negotiated_timeout();
+    if (timeout.count() <= 0) timeout = session->options().session_timeout;
+    outage_.expires_after(timeout);
+    outage_.async_wait([weak = weak_from_this()](std::error_code ec) {
+      auto self = weak.lock();
+      if (ec || !self || self->session->state() == State::connected) return;
+      self->lose_all(LeaseLostEvent::Reason::expired);
+    });
     return;
   }
+  outage_.cancel();
   if (s == State::connected) {
     for (auto& [raw, weak] : live_) {
       if (auto h = weak.lock(); h && !h->lost()) h->set_deadline(kNoDeadline);
@@ -480,14 +498,18 @@ void Core::on_state(State s) {
   if (s == State::expired) {
     // The ensemble deleted this session's nodes: every holding is lost, every
     // acquire's node is gone, nothing is left to delete.
-    auto live = std::move(live_);
-    live_.clear();
-    for (auto& [raw, weak] : live) {
-      if (auto h = weak.lock()) h->mark_lost(LeaseLostEvent::Reason::expired);
-    }
+    lose_all(LeaseLostEvent::Reason::expired);
     waiting_.clear();
     auto ops = ops_;
     for (const auto& op : ops) op->session_expired();
+  }
+}
+
+void Core::lose_all(LeaseLostEvent::Reason reason) {
+  auto live = std::move(live_);
+  live_.clear();
+  for (auto& [raw, weak] : live) {
+    if (auto h = weak.lock(); h && !h->released.load()) h->mark_lost(reason);
   }
 }
 
@@ -549,13 +571,8 @@ void Core::clean_up(const std::string& dir, const std::string& uuid) {
 void Core::shut_down() {
   auto ops = ops_;
   for (const auto& op : ops) op->closed();
-  auto live = std::move(live_);
-  live_.clear();
-  for (auto& [raw, weak] : live) {
-    if (auto h = weak.lock(); h && !h->released.load()) {
-      h->mark_lost(LeaseLostEvent::Reason::client_closed);
-    }
-  }
+  lose_all(LeaseLostEvent::Reason::client_closed);
+  outage_.cancel();
   waiting_.clear();
 }
 
@@ -698,6 +715,7 @@ class Engine final : public LockEngine {
 
   const std::string& name() const noexcept override { return name_; }
   bool fenced() const noexcept override { return fenced_; }
+  std::string_view backend() const noexcept override { return "ZooKeeper"; }
 
   sync::AcquireOutcome lock_for_thread(std::optional<milliseconds> wait,
                                        std::optional<milliseconds> lease) override {

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "backend/lock_engine.hpp"
 #include "distlock/client.hpp"
 #include "distlock/error.hpp"
 #include "net/server_identity.hpp"
@@ -64,10 +65,11 @@ void reject_twice(const std::vector<Lock>& parts,
 std::vector<Lock> canonical(std::vector<Lock> parts) {
   if (parts.empty()) throw Error(errc::invalid_argument, "MultiLock needs at least one part");
   for (const Lock& part : parts) {
-    if (detail::Access::engine(part)) {
-      throw Error(errc::not_supported, "MultiLock: the lock '" + part.name() +
-                                           "' is not a Redis lock; a MultiLock's parts must "
-                                           "be Redis locks (docs/backends.md)");
+    if (const auto& engine = detail::Access::engine(part)) {
+      throw Error(errc::not_supported, "MultiLock: the lock '" + part.name() + "' is a " +
+                                           std::string(engine->backend()) +
+                                           " lock; a MultiLock's parts must be Redis locks "
+                                           "(docs/backends.md)");
     }
   }
   std::vector<std::pair<PartServer, std::size_t>> order;  // server, index into parts
