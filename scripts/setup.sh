@@ -30,6 +30,9 @@ packages=(
   # zookeeper_ensemble.hpp): Debian's zookeeper ships the server jars without
   # starting a service; java from default-jre-headless; the C client library.
   zookeeper default-jre-headless libzookeeper-mt-dev
+  # The ZooKeeper lock's interop tests run Apache Curator's InterProcessMutex
+  # as a real peer (tests/support/curator_peer.hpp), compiled with javac.
+  libcurator-recipes-java default-jdk-headless
 )
 # A machine with NodeSource's nodejs already has npm bundled, and Debian's
 # npm package conflicts with it: add node and npm only when they are missing.
