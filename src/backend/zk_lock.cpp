@@ -207,12 +207,14 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
       timer_.async_wait([self = shared_from_this()](std::error_code ec) {
         if (ec) return;
         // A round trip in flight decides (a zero wait still makes its one
-        // attempt); waiting for a watch or a reconnect ends now.
-        if (self->in_flight_) {
-          self->late_ = true;
-        } else {
-          self->give_up({});
-        }
+        // attempt), for at most command_timeout more, as a Redis attempt in
+        // flight does; waiting for a watch or a reconnect ends now.
+        if (!self->in_flight_) return self->give_up({});
+        self->late_ = true;
+        self->timer_.expires_after(self->core_->session->options().command_timeout);
+        self->timer_.async_wait([self](std::error_code again) {
+          if (!again) self->give_up({});
+        });
       });
     }
     create();
@@ -225,11 +227,14 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
     });
   }
 
-  // The session expired: a node it made is gone with it.
+  // The session expired: a node it made is gone with it. With time left it
+  // queues again on the new session (as Curator's retry does).
   void session_expired() {
+    if (finished_) return;
     node_.clear();
     uncertain_create_ = false;
-    fail(errc::connection_lost, "ZooKeeper: the session expired while acquiring '" + name_ + "'");
+    if (in_flight_) return;  // the call's reply (an error) comes and decides
+    after_reconnect(&AcquireOp::create);
   }
 
   void closed() { fail(errc::closed, "the client was closed"); }
@@ -252,6 +257,12 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   }
   void fail_rc(int rc, const std::string& what) {
     if (rc == ZCLOSING) return closed();
+    if ((rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE) && !finished_) {
+      // Its node (if any) went with the session: queue again on the next.
+      node_.clear();
+      uncertain_create_ = false;
+      return after_reconnect(&AcquireOp::create);
+    }
     auto [ec, message] = failure(rc, what);
     if (finished_) return;
     drop_node();
@@ -470,17 +481,28 @@ void Core::on_state(State s) {
     for (auto& [raw, weak] : live_) {
       if (auto h = weak.lock()) h->uncertain();
     }
-    // The ensemble expires the session a session timeout after it last
-    // heard from this client, which is before now: if no server is back by
-    // then, the holdings are gone whether or not this client hears it (the
-    // C client learns of an expiry only when it reconnects). As Curator's
-    // LOST after a SUSPENDED that lasts the negotiated session timeout.
+    // The ensemble expires the session a session timeout T after it last
+    // heard from this client. The C client gives a connection up after 2/3 T
+    // without a reply (or at once on a reset), so the ensemble heard from it
+    // at most 2/3 T before now and cannot expire the session before now +
+    // T/3. The holdings are declared lost then (less the drift margin): the
+    // holder is told before any other client can hold the lock, and it is
+    // told even if it never hears of the expiry (the C client learns of one
+    // only when it reconnects). Curator waits the whole T for its LOST,
+    // which lets another client hold the lock before the holder knows.
     auto timeout = session->negotiated_timeout();
     if (timeout.count() <= 0) timeout = session->options().session_timeout;
-    outage_.expires_after(timeout);
+    const auto third = std::chrono::duration<double, std::milli>(timeout) / 3.0;
+    const auto margin =
+        third * session->options().clock_drift_factor + std::chrono::milliseconds(2);
+    outage_.expires_after(std::chrono::duration_cast<std::chrono::milliseconds>(third - margin));
     outage_.async_wait([weak = weak_from_this()](std::error_code ec) {
       auto self = weak.lock();
       if (ec || !self || self->session->state() == State::connected) return;
+      // Their nodes are deleted should the session turn out to be alive.
+      for (auto& [raw, held] : self->live_) {
+        if (auto h = held.lock()) self->delete_node(h->node);
+      }
       self->lose_all(LeaseLostEvent::Reason::expired);
     });
     return;

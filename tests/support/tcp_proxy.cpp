@@ -62,8 +62,9 @@ struct TcpProxy::Loop {
   std::list<Pair> pairs;
   unsigned drops_seen = 0;
 
-  bool due(const Chunk& c, Clock::time_point now) const {
+  bool due(const Chunk& c, Clock::time_point now, bool upward) const {
     if (proxy.held_.load()) return false;
+    if (!upward && proxy.replies_held_.load()) return false;
     return now >= c.read_at + std::chrono::milliseconds(proxy.delay_ms_.load());
   }
 
@@ -107,7 +108,7 @@ struct TcpProxy::Loop {
   // Writes every due chunk it can; false when `d.to` failed.
   bool write_side(Direction& d, bool upward) {
     const auto now = Clock::now();
-    while (!d.queue.empty() && due(d.queue.front(), now)) {
+    while (!d.queue.empty() && due(d.queue.front(), now, upward)) {
       Chunk& c = d.queue.front();
       const std::size_t len = c.bytes.size() - c.offset;
       // Counted as forwarded before the send: once the peer has the bytes
@@ -142,6 +143,7 @@ struct TcpProxy::Loop {
     auto first = Clock::time_point::max();
     for (const Pair& p : pairs) {
       for (const Direction* d : {&p.up, &p.down}) {
+        if (d == &p.down && proxy.replies_held_.load()) continue;  // waits for resume()
         if (!d->queue.empty()) first = std::min(first, d->queue.front().read_at);
       }
     }
@@ -165,7 +167,7 @@ struct TcpProxy::Loop {
         for (const Direction* d : {&p.up, &p.down}) {
           short events = POLLIN;
           // Ask for writability only when something is due, or poll spins.
-          if (!d->queue.empty() && due(d->queue.front(), now)) events |= POLLOUT;
+          if (!d->queue.empty() && due(d->queue.front(), now, d == &p.up)) events |= POLLOUT;
           fds.push_back({d->from, POLLIN, 0});
           fds.push_back({d->to, static_cast<short>(events & POLLOUT), 0});
         }
@@ -230,8 +232,14 @@ void TcpProxy::hold() {
   wake();
 }
 
+void TcpProxy::hold_replies() {
+  replies_held_ = true;
+  wake();
+}
+
 void TcpProxy::resume() {
   held_ = false;
+  replies_held_ = false;
   wake();
 }
 

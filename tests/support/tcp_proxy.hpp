@@ -37,6 +37,10 @@ class TcpProxy {
   // accepted (their bytes held too). To the client it looks like a server
   // or network that stopped answering, as after SIGSTOP or a silent drop.
   void hold();
+  // Stops forwarding in the upstream's direction only: requests reach the
+  // server and run there, their replies are kept (a reply lost on its way,
+  // as far as the client can tell). resume() ends it.
+  void hold_replies();
   // Forwards again, everything held first.
   void resume();
   // From now on, each byte is forwarded no earlier than `delay` after the
@@ -64,6 +68,7 @@ class TcpProxy {
   int listen_fd_ = -1;
   int wake_fd_ = -1;
   std::atomic<bool> held_{false};
+  std::atomic<bool> replies_held_{false};
   std::atomic<std::int64_t> delay_ms_{0};
   std::atomic<unsigned> drops_{0};
   std::atomic<unsigned> drops_done_{0};
