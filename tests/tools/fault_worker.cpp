@@ -1,4 +1,4 @@
-// A separate process for the fault tests. Two modes; each prints its results
+// A separate process for the fault tests. In every mode it prints its results
 // as one line on stdout ("key=value ..."), flushed, and exits 0 unless it
 // could not run at all.
 //
@@ -46,6 +46,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -200,8 +201,14 @@ struct Totals {
   std::atomic<long> increments{0};
 };
 
-// GET then SET n+1: the non-atomic read-modify-write the lock protects.
-bool increment(distlock::Client& client, const std::string& counter) {
+// The non-atomic read-modify-write a hold of the lock `name` protects: reads
+// that lock's counter, then writes it back plus one. True when both steps
+// succeeded.
+using Increment = std::function<bool(const std::string& name)>;
+
+// Redis: GET then SET n+1 of "counter:<name>".
+bool redis_increment(distlock::Client& client, const std::string& name) {
+  const std::string counter = "counter:" + name;
   std::error_code ec;
   const std::string_view get[] = {"GET", counter};
   const distlock::Value v = client.command(get, ec);
@@ -255,7 +262,8 @@ void history_thread(distlock::Client& client,
                     int names,
                     const std::atomic<bool>& stop,
                     Totals& totals,
-                    const std::string& kind) {
+                    const std::string& kind,
+                    const Increment& increment) {
   std::mt19937 rng(static_cast<unsigned>(process * 1000 + thread));
   const bool thread_owned = thread % 2 == 0;
   while (!stop.load()) {
@@ -288,7 +296,7 @@ void history_thread(distlock::Client& client,
     record.fencing_token = thread_owned ? lock.fencing_token() : lease->fencing_token();
     LossClock loss(thread_owned ? lock.stop_token() : lease->stop_token());
     if (kind == "rw") flag_writing(client, name, true);
-    if (increment(client, "counter:" + name)) {
+    if (increment(name)) {
       ++totals.increments;
     } else {
       ++totals.errors;
@@ -312,23 +320,24 @@ void history_thread(distlock::Client& client,
   }
 }
 
-int history_mode(const std::vector<std::string>& args, std::string kind) {
-  if (args.size() == 9 && kind == "lock" && (args[8] == "rw" || args[8] == "simple")) {
-    kind = args[8];
-  } else if (args.size() != 8) {
-    std::fprintf(stderr,
-                 "usage: history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS "
-                 "COMMAND_TIMEOUT_MS DURATION_MS [rw|simple]\n");
-    return 2;
-  }
-  sigset_t usr1 = block_sigusr1();
-  const int process = std::stoi(args[1]);
-  const int threads = std::stoi(args[2]);
-  const int names = std::stoi(args[3]);
-  const long duration_ms = std::stol(args[7]);
-  distlock::Client client(worker_options(args[0], std::stol(args[5]), std::stol(args[6]),
-                                         "worker-" + std::to_string(process)));
-  distlock::test::HistoryWriter history(args[4]);
+// What a history run is given: the worker's arguments after the URI.
+struct HistoryRun {
+  int process = 0;
+  int threads = 0;
+  int names = 0;
+  std::string history;
+  long duration_ms = 0;
+  std::string kind;  // "lock", "fair", "rw" or "simple"
+};
+
+// Runs THREADS history_threads on `client` until the duration has passed or
+// SIGUSR1 (blocked in `usr1` before the Client started its threads) arrives,
+// then prints the "done" line.
+int run_history(distlock::Client& client,
+                const HistoryRun& run,
+                const Increment& increment,
+                sigset_t usr1) {
+  distlock::test::HistoryWriter history(run.history);
 
   std::atomic<bool> stop{false};
   std::mutex mutex;
@@ -344,14 +353,15 @@ int history_mode(const std::vector<std::string>& args, std::string kind) {
   });
   Totals totals;
   std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back(
-        [&, t] { history_thread(client, history, process, t, names, stop, totals, kind); });
+  for (int t = 0; t < run.threads; ++t) {
+    workers.emplace_back([&, t] {
+      history_thread(client, history, run.process, t, run.names, stop, totals, run.kind, increment);
+    });
   }
   {
     std::unique_lock lock(mutex);
-    if (duration_ms > 0) {
-      cv.wait_for(lock, std::chrono::milliseconds(duration_ms), [&] { return stop.load(); });
+    if (run.duration_ms > 0) {
+      cv.wait_for(lock, std::chrono::milliseconds(run.duration_ms), [&] { return stop.load(); });
     } else {
       cv.wait(lock, [&] { return stop.load(); });
     }
@@ -366,6 +376,30 @@ int history_mode(const std::vector<std::string>& args, std::string kind) {
               totals.reads.load(), totals.read_overlaps.load());
   std::fflush(stdout);
   return 0;
+}
+
+int history_mode(const std::vector<std::string>& args, std::string kind) {
+  if (args.size() == 9 && kind == "lock" && (args[8] == "rw" || args[8] == "simple")) {
+    kind = args[8];
+  } else if (args.size() != 8) {
+    std::fprintf(stderr,
+                 "usage: history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS "
+                 "COMMAND_TIMEOUT_MS DURATION_MS [rw|simple]\n");
+    return 2;
+  }
+  const sigset_t usr1 = block_sigusr1();
+  HistoryRun run;
+  run.process = std::stoi(args[1]);
+  run.threads = std::stoi(args[2]);
+  run.names = std::stoi(args[3]);
+  run.history = args[4];
+  run.duration_ms = std::stol(args[7]);
+  run.kind = kind;
+  distlock::Client client(worker_options(args[0], std::stol(args[5]), std::stol(args[6]),
+                                         "worker-" + std::to_string(run.process)));
+  return run_history(
+      client, run, [&client](const std::string& name) { return redis_increment(client, name); },
+      usr1);
 }
 
 int semaphore_history(const std::vector<std::string>& args) {
@@ -412,7 +446,8 @@ int semaphore_history(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s hold-fenced|history ARGS...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s hold-fenced|history|history-fair|semaphore-history ARGS...\n",
+                 argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
