@@ -38,14 +38,30 @@
 //
 //   distlock_fault_worker history-fair ARGS...
 //     As history, on fenced fair locks (Client::fenced_fair_lock).
+//
+//   distlock_fault_worker history-zk URI PROCESS THREADS NAMES HISTORY COUNTER_DIR
+//                         DURATION_MS
+//     (issue 28) As history, for a zookeeper:// URI (the Client is made from
+//     the URI alone: its session_timeout_ms is the lease): fenced locks
+//     "mx:0".."mx:<NAMES-1>", even threads thread-owned, odd ones as a
+//     Lease. Such a Client has no Redis commands, so the non-atomic increment
+//     inside is of the file COUNTER_DIR/<name> (read the integer, missing or
+//     empty is 0, then rewrite it with n+1: racy without the lock). Prints
+//     the same "done ..." line; increments counts reads+writes that both
+//     succeeded.
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -218,6 +234,31 @@ bool redis_increment(distlock::Client& client, const std::string& name) {
   const std::string_view set[] = {"SET", counter, next};
   client.command(set, ec);
   return !ec;
+}
+
+// A file: reads the decimal integer in dir/<name> (missing or empty: 0), then
+// rewrites the file with n+1. A plain read, then a plain write.
+bool file_increment(const std::filesystem::path& dir, const std::string& name) {
+  const std::string path = (dir / name).string();
+  long long n = 0;
+  const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in >= 0) {
+    char text[32];
+    const ssize_t got = ::read(in, text, sizeof text);
+    ::close(in);
+    if (got < 0 || got == static_cast<ssize_t>(sizeof text)) return false;
+    if (got > 0) {
+      const auto [end, ec] = std::from_chars(text, text + got, n);
+      if (ec != std::errc() || end != text + got) return false;
+    }
+  } else if (errno != ENOENT) {
+    return false;
+  }
+  const std::string next = std::to_string(n + 1);
+  const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) return false;
+  const bool written = ::write(out, next.data(), next.size()) == static_cast<ssize_t>(next.size());
+  return ::close(out) == 0 && written;
 }
 
 // A reader of the read-write lock `name`: inside its read hold, no writer's
@@ -402,6 +443,27 @@ int history_mode(const std::vector<std::string>& args, std::string kind) {
       usr1);
 }
 
+int history_zk_mode(const std::vector<std::string>& args) {
+  if (args.size() != 7) {
+    std::fprintf(stderr,
+                 "usage: history-zk URI PROCESS THREADS NAMES HISTORY COUNTER_DIR DURATION_MS\n");
+    return 2;
+  }
+  const sigset_t usr1 = block_sigusr1();
+  HistoryRun run;
+  run.process = std::stoi(args[1]);
+  run.threads = std::stoi(args[2]);
+  run.names = std::stoi(args[3]);
+  run.history = args[4];
+  run.duration_ms = std::stol(args[6]);
+  run.kind = "lock";
+  const std::filesystem::path counters = args[5];
+  distlock::Client client(args[0]);
+  return run_history(
+      client, run, [&counters](const std::string& name) { return file_increment(counters, name); },
+      usr1);
+}
+
 int semaphore_history(const std::vector<std::string>& args) {
   if (args.size() != 5)
     throw std::runtime_error("semaphore-history URI PROCESS THREADS ROUNDS FILE");
@@ -446,8 +508,9 @@ int semaphore_history(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s hold-fenced|history|history-fair|semaphore-history ARGS...\n",
-                 argv[0]);
+    std::fprintf(
+        stderr, "usage: %s hold-fenced|history|history-fair|history-zk|semaphore-history ARGS...\n",
+        argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
@@ -456,6 +519,7 @@ int main(int argc, char** argv) {
     if (mode == "hold-fenced") return hold_fenced(args);
     if (mode == "history") return history_mode(args, "lock");
     if (mode == "history-fair") return history_mode(args, "fair");
+    if (mode == "history-zk") return history_zk_mode(args);
     if (mode == "semaphore-history") return semaphore_history(args);
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
