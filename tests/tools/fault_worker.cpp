@@ -1,4 +1,4 @@
-// A separate process for the fault tests. Two modes; each prints its results
+// A separate process for the fault tests. In every mode it prints its results
 // as one line on stdout ("key=value ..."), flushed, and exits 0 unless it
 // could not run at all.
 //
@@ -38,14 +38,31 @@
 //
 //   distlock_fault_worker history-fair ARGS...
 //     As history, on fenced fair locks (Client::fenced_fair_lock).
+//
+//   distlock_fault_worker history-zk URI PROCESS THREADS NAMES HISTORY COUNTER_DIR
+//                         DURATION_MS
+//     (issue 28) As history, for a zookeeper:// URI (the Client is made from
+//     the URI alone: its session_timeout_ms is the lease): fenced locks
+//     "mx:0".."mx:<NAMES-1>", even threads thread-owned, odd ones as a
+//     Lease. Such a Client has no Redis commands, so the non-atomic increment
+//     inside is of the file COUNTER_DIR/<name> (read the integer, missing or
+//     empty is 0, then rewrite it with n+1: racy without the lock). Prints
+//     the same "done ..." line; increments counts reads+writes that both
+//     succeeded.
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <optional>
@@ -200,8 +217,14 @@ struct Totals {
   std::atomic<long> increments{0};
 };
 
-// GET then SET n+1: the non-atomic read-modify-write the lock protects.
-bool increment(distlock::Client& client, const std::string& counter) {
+// The non-atomic read-modify-write a hold of the lock `name` protects: reads
+// that lock's counter, then writes it back plus one. True when both steps
+// succeeded.
+using Increment = std::function<bool(const std::string& name)>;
+
+// Redis: GET then SET n+1 of "counter:<name>".
+bool redis_increment(distlock::Client& client, const std::string& name) {
+  const std::string counter = "counter:" + name;
   std::error_code ec;
   const std::string_view get[] = {"GET", counter};
   const distlock::Value v = client.command(get, ec);
@@ -211,6 +234,31 @@ bool increment(distlock::Client& client, const std::string& counter) {
   const std::string_view set[] = {"SET", counter, next};
   client.command(set, ec);
   return !ec;
+}
+
+// A file: reads the decimal integer in dir/<name> (missing or empty: 0), then
+// rewrites the file with n+1. A plain read, then a plain write.
+bool file_increment(const std::filesystem::path& dir, const std::string& name) {
+  const std::string path = (dir / name).string();
+  long long n = 0;
+  const int in = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in >= 0) {
+    char text[32];
+    const ssize_t got = ::read(in, text, sizeof text);
+    ::close(in);
+    if (got < 0 || got == static_cast<ssize_t>(sizeof text)) return false;
+    if (got > 0) {
+      const auto [end, ec] = std::from_chars(text, text + got, n);
+      if (ec != std::errc() || end != text + got) return false;
+    }
+  } else if (errno != ENOENT) {
+    return false;
+  }
+  const std::string next = std::to_string(n + 1);
+  const int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) return false;
+  const bool written = ::write(out, next.data(), next.size()) == static_cast<ssize_t>(next.size());
+  return ::close(out) == 0 && written;
 }
 
 // A reader of the read-write lock `name`: inside its read hold, no writer's
@@ -255,7 +303,8 @@ void history_thread(distlock::Client& client,
                     int names,
                     const std::atomic<bool>& stop,
                     Totals& totals,
-                    const std::string& kind) {
+                    const std::string& kind,
+                    const Increment& increment) {
   std::mt19937 rng(static_cast<unsigned>(process * 1000 + thread));
   const bool thread_owned = thread % 2 == 0;
   while (!stop.load()) {
@@ -288,7 +337,7 @@ void history_thread(distlock::Client& client,
     record.fencing_token = thread_owned ? lock.fencing_token() : lease->fencing_token();
     LossClock loss(thread_owned ? lock.stop_token() : lease->stop_token());
     if (kind == "rw") flag_writing(client, name, true);
-    if (increment(client, "counter:" + name)) {
+    if (increment(name)) {
       ++totals.increments;
     } else {
       ++totals.errors;
@@ -312,23 +361,24 @@ void history_thread(distlock::Client& client,
   }
 }
 
-int history_mode(const std::vector<std::string>& args, std::string kind) {
-  if (args.size() == 9 && kind == "lock" && (args[8] == "rw" || args[8] == "simple")) {
-    kind = args[8];
-  } else if (args.size() != 8) {
-    std::fprintf(stderr,
-                 "usage: history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS "
-                 "COMMAND_TIMEOUT_MS DURATION_MS [rw|simple]\n");
-    return 2;
-  }
-  sigset_t usr1 = block_sigusr1();
-  const int process = std::stoi(args[1]);
-  const int threads = std::stoi(args[2]);
-  const int names = std::stoi(args[3]);
-  const long duration_ms = std::stol(args[7]);
-  distlock::Client client(worker_options(args[0], std::stol(args[5]), std::stol(args[6]),
-                                         "worker-" + std::to_string(process)));
-  distlock::test::HistoryWriter history(args[4]);
+// What a history run is given: the worker's arguments after the URI.
+struct HistoryRun {
+  int process = 0;
+  int threads = 0;
+  int names = 0;
+  std::string history;
+  long duration_ms = 0;
+  std::string kind;  // "lock", "fair", "rw" or "simple"
+};
+
+// Runs THREADS history_threads on `client` until the duration has passed or
+// SIGUSR1 (blocked in `usr1` before the Client started its threads) arrives,
+// then prints the "done" line.
+int run_history(distlock::Client& client,
+                const HistoryRun& run,
+                const Increment& increment,
+                sigset_t usr1) {
+  distlock::test::HistoryWriter history(run.history);
 
   std::atomic<bool> stop{false};
   std::mutex mutex;
@@ -344,14 +394,15 @@ int history_mode(const std::vector<std::string>& args, std::string kind) {
   });
   Totals totals;
   std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back(
-        [&, t] { history_thread(client, history, process, t, names, stop, totals, kind); });
+  for (int t = 0; t < run.threads; ++t) {
+    workers.emplace_back([&, t] {
+      history_thread(client, history, run.process, t, run.names, stop, totals, run.kind, increment);
+    });
   }
   {
     std::unique_lock lock(mutex);
-    if (duration_ms > 0) {
-      cv.wait_for(lock, std::chrono::milliseconds(duration_ms), [&] { return stop.load(); });
+    if (run.duration_ms > 0) {
+      cv.wait_for(lock, std::chrono::milliseconds(run.duration_ms), [&] { return stop.load(); });
     } else {
       cv.wait(lock, [&] { return stop.load(); });
     }
@@ -366,6 +417,51 @@ int history_mode(const std::vector<std::string>& args, std::string kind) {
               totals.reads.load(), totals.read_overlaps.load());
   std::fflush(stdout);
   return 0;
+}
+
+int history_mode(const std::vector<std::string>& args, std::string kind) {
+  if (args.size() == 9 && kind == "lock" && (args[8] == "rw" || args[8] == "simple")) {
+    kind = args[8];
+  } else if (args.size() != 8) {
+    std::fprintf(stderr,
+                 "usage: history URI PROCESS THREADS NAMES HISTORY WATCHDOG_MS "
+                 "COMMAND_TIMEOUT_MS DURATION_MS [rw|simple]\n");
+    return 2;
+  }
+  const sigset_t usr1 = block_sigusr1();
+  HistoryRun run;
+  run.process = std::stoi(args[1]);
+  run.threads = std::stoi(args[2]);
+  run.names = std::stoi(args[3]);
+  run.history = args[4];
+  run.duration_ms = std::stol(args[7]);
+  run.kind = kind;
+  distlock::Client client(worker_options(args[0], std::stol(args[5]), std::stol(args[6]),
+                                         "worker-" + std::to_string(run.process)));
+  return run_history(
+      client, run, [&client](const std::string& name) { return redis_increment(client, name); },
+      usr1);
+}
+
+int history_zk_mode(const std::vector<std::string>& args) {
+  if (args.size() != 7) {
+    std::fprintf(stderr,
+                 "usage: history-zk URI PROCESS THREADS NAMES HISTORY COUNTER_DIR DURATION_MS\n");
+    return 2;
+  }
+  const sigset_t usr1 = block_sigusr1();
+  HistoryRun run;
+  run.process = std::stoi(args[1]);
+  run.threads = std::stoi(args[2]);
+  run.names = std::stoi(args[3]);
+  run.history = args[4];
+  run.duration_ms = std::stol(args[6]);
+  run.kind = "lock";
+  const std::filesystem::path counters = args[5];
+  distlock::Client client(args[0]);
+  return run_history(
+      client, run, [&counters](const std::string& name) { return file_increment(counters, name); },
+      usr1);
 }
 
 int semaphore_history(const std::vector<std::string>& args) {
@@ -412,7 +508,9 @@ int semaphore_history(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s hold-fenced|history ARGS...\n", argv[0]);
+    std::fprintf(
+        stderr, "usage: %s hold-fenced|history|history-fair|history-zk|semaphore-history ARGS...\n",
+        argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
@@ -421,6 +519,7 @@ int main(int argc, char** argv) {
     if (mode == "hold-fenced") return hold_fenced(args);
     if (mode == "history") return history_mode(args, "lock");
     if (mode == "history-fair") return history_mode(args, "fair");
+    if (mode == "history-zk") return history_zk_mode(args);
     if (mode == "semaphore-history") return semaphore_history(args);
     std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
     return 2;
