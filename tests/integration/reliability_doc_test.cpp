@@ -254,6 +254,15 @@ std::map<std::string, Check> uri_checks() {
       {"from_uri.sharded_pubsub_value", parsing("redis://127.0.0.1?sharded_pubsub=yes")},
       {"from_uri.unix_relative", parsing("unix://redis.sock")},
       {"from_uri.client_name_space", parsing("redis://127.0.0.1?client_name=a%20b")},
+      {"from_uri.zk_no_hosts", parsing("zookeeper://")},
+      {"from_uri.zk_duplicate_host", parsing("zookeeper://127.0.0.1:2181,127.0.0.1")},
+      {"from_uri.zk_user_only", parsing("zookeeper://alice@127.0.0.1")},
+      {"from_uri.zk_chroot_trailing_slash", parsing("zookeeper://127.0.0.1/app/")},
+      {"from_uri.zk_chroot_dotdot", parsing("zookeeper://127.0.0.1/a/../b")},
+      {"from_uri.zk_chroot_reserved", parsing("zookeeper://127.0.0.1/zookeeper")},
+      {"from_uri.zk_session_timeout_zero", parsing("zookeeper://127.0.0.1?session_timeout_ms=0")},
+      {"from_uri.zk_redis_option", parsing("zookeeper://127.0.0.1?db=1")},
+      {"from_uri.session_timeout_on_redis", parsing("redis://127.0.0.1?session_timeout_ms=5000")},
   };
 }
 
@@ -462,6 +471,8 @@ std::string code_name(const std::error_code& ec) {
       {static_cast<int>(errc::closed), "closed"},
       {static_cast<int>(errc::queue_full), "queue_full"},
       {static_cast<int>(errc::cancelled), "cancelled"},
+      {static_cast<int>(errc::replication_failed), "replication_failed"},
+      {static_cast<int>(errc::not_supported), "not_supported"},
   };
   if (ec.category() != error_category()) return ec.category().name() + (":" + ec.message());
   const auto it = names.find(ec.value());
