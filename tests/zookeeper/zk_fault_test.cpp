@@ -108,15 +108,28 @@ TEST(ZkFault, AHolderCutOffIsSuspendedAtOnceAndLostBeforeAnotherClientGetsTheLoc
   // The ensemble cannot expire the session before a third of its timeout.
   EXPECT_FALSE(other.lock("cut").try_lock()) << "taken while the holder was only suspended";
 
+  // Another client waits from now on; when it gets the lock, the holder must
+  // have been told it lost it.
+  std::promise<std::vector<Reason>> told_when_taken;
+  std::uint64_t new_token = 0;
+  Lock theirs = other.fenced_lock("cut");
+  std::thread waiter([&] {
+    const bool got = theirs.try_lock_for(60s);
+    told_when_taken.set_value(got ? events.reasons() : std::vector<Reason>{});
+    if (!got) return;
+    new_token = *theirs.fencing_token();
+    theirs.unlock();
+  });
   ASSERT_TRUE(events.wait_for(Reason::expired, 60s));
   EXPECT_TRUE(lock.stop_token().stop_requested());
   EXPECT_EQ(events.reasons(), (std::vector<Reason>{Reason::suspended, Reason::expired}));
-  // Only now can anyone else hold it: once the ensemble expired the session.
-  Lock theirs = other.fenced_lock("cut");
-  ASSERT_TRUE(theirs.try_lock_for(60s));
-  ASSERT_TRUE(resource.write(*theirs.fencing_token()));
+  auto taken = told_when_taken.get_future();
+  ASSERT_EQ(taken.wait_for(60s), std::future_status::ready);
+  waiter.join();
+  EXPECT_EQ(taken.get(), (std::vector<Reason>{Reason::suspended, Reason::expired}))
+      << "another client held the lock before the cut-off holder was told it was lost";
+  ASSERT_TRUE(resource.write(new_token));
   EXPECT_FALSE(resource.write(old_token)) << "the old holder's stale write was accepted";
-  theirs.unlock();
 
   // The cut-off holder reconnects, learns its session expired, and works again.
   proxy.resume();

@@ -195,12 +195,14 @@ class HistoryRun {
 
 TEST(ZooKeeperMutualExclusion, FourProcessesOnA3NodeEnsembleNeverOverlapAndTokensIncrease) {
   ZooKeeperEnsemble ensemble;
-  HistoryRun run(ensemble, "zk: 4 processes x 4 threads", 6000);
+  // Runs until 400 increments are in (however slow the machine), then stops.
+  HistoryRun run(ensemble, "zk: 4 processes x 4 threads", 0);
+  ASSERT_TRUE(run.progressed(0, 400, 120s)) << "the workers made no progress";
+  run.stop();
   const RunResult result = run.finish();
   // Nothing failed: no error and no lease lost without a fault.
   EXPECT_EQ(result.errors, 0);
   EXPECT_EQ(result.lost, 0);
-  EXPECT_GT(result.ops, 300) << "too few holds to prove anything";
 }
 
 TEST(ZooKeeperMutualExclusion,
