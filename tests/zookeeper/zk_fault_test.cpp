@@ -140,6 +140,47 @@ TEST(ZkFault, AHolderCutOffIsSuspendedAtOnceAndLostBeforeAnotherClientGetsTheLoc
   lock.unlock();
 }
 
+// The worst case for the holder: its link goes silent (nothing is reset),
+// so the C client notices only after 2/3 of the session timeout without a
+// reply, while the ensemble's clock has run since the last ping it got. The
+// holder must still be told first: lost a third of the timeout after the
+// C client gave up (less the drift margin, large here so a loaded machine's
+// scheduling cannot eat it), which is no later than the ensemble can expire
+// it. A loss declared a whole session timeout after suspension (Curator's
+// LOST) comes after another client already holds the lock.
+TEST(ZkFault, AHolderWhoseLinkGoesSilentIsToldBeforeTheEnsembleCanGiveTheLockAway) {
+  ZooKeeperEnsemble ensemble(nodes(1));
+  TcpProxy proxy(ensemble.client_port(0));
+  Events events;
+  ClientOptions o = ClientOptions::from_uri(
+      "zookeeper://127.0.0.1:" + std::to_string(proxy.port()) + "/app?session_timeout_ms=6000");
+  o.clock_drift_factor = 0.3;
+  o.on_lease_lost = [&](const LeaseLostEvent& e) { events.record(e); };
+  Client holder(o);
+  Client other("zookeeper://" + ensemble.connect_string() + "/app");
+  Lock lock = holder.lock("silent");
+  lock.lock();
+  std::promise<std::vector<Reason>> told_when_taken;
+  std::thread waiter([&] {
+    Lock theirs = other.lock("silent");
+    const bool got = theirs.try_lock_for(60s);
+    told_when_taken.set_value(got ? events.reasons() : std::vector<Reason>{});
+    if (got) theirs.unlock();
+  });
+  // Queued behind the holder, then the holder's link goes silent.
+  ZkInspector inspector(ensemble.connect_string());
+  ASSERT_TRUE(
+      test::poll_until([&] { return inspector.queue("/app/silent").size() == 2; }, in(30s)));
+  proxy.hold();
+  auto taken = told_when_taken.get_future();
+  ASSERT_EQ(taken.wait_for(60s), std::future_status::ready);
+  waiter.join();
+  EXPECT_EQ(taken.get(), (std::vector<Reason>{Reason::suspended, Reason::expired}))
+      << "another client held the lock before the silent holder was told it was lost";
+  EXPECT_TRUE(lock.stop_token().stop_requested());
+  proxy.resume();
+}
+
 TEST(ZkFault, AHeldLockSurvivesTheLeadersSigkill) {
   ZooKeeperEnsemble ensemble(nodes(3));
   Events events;
