@@ -219,8 +219,14 @@ zhandle_t* Session::usable(Done& done) {
   return handle_;
 }
 
-Session::Call* Session::call(Done done) {
-  return new Call{this, std::move(done)};
+template <class Issue>
+void Session::send(Done done, Issue issue) {
+  zhandle_t* h = usable(done);
+  if (h == nullptr) return;
+  auto* c = new Call{this, std::move(done)};
+  // Refused at once (bad state or arguments): the C client will not call
+  // the completion, so it is completed here.
+  if (const int rc = issue(h, c); rc != ZOK) finish(c, [&](Reply& r) { r.rc = rc; });
 }
 
 Session::WatchContext* Session::watch_context(Fired fired) {
@@ -233,121 +239,100 @@ Session::WatchContext* Session::watch_context(Fired fired) {
   return raw;
 }
 
+Session::Done Session::forget_watch_unless(Done done, std::uint64_t id, int kept_also) {
+  return [this, id, kept_also, done = std::move(done)](const Reply& r) {
+    if (r.rc != ZOK && r.rc != kept_also) {
+      watches_.erase(id);
+      std::lock_guard lock(mutex_);
+      contexts_.erase(id);
+    }
+    done(r);
+  };
+}
+
+namespace {
+
+// The C client's completions, each copying its reply out.
+void on_void(int code, const void* d) {
+  finish(d, [&](Reply& r) { r.rc = code; });
+}
+
+void on_stat(int code, const struct Stat* stat, const void* d) {
+  finish(d, [&](Reply& r) {
+    r.rc = code;
+    if (code == ZOK && stat != nullptr) r.czxid = stat->czxid;
+  });
+}
+
+void on_created(int code, const char* made, const struct Stat* stat, const void* d) {
+  finish(d, [&](Reply& r) {
+    r.rc = code;
+    if (code == ZOK && made != nullptr) r.path = made;
+    if (code == ZOK && stat != nullptr) r.czxid = stat->czxid;
+  });
+}
+
+void on_children(int code, const struct String_vector* names, const void* d) {
+  finish(d, [&](Reply& r) {
+    r.rc = code;
+    if (code == ZOK && names != nullptr) {
+      r.children.reserve(static_cast<std::size_t>(names->count));
+      for (int i = 0; i < names->count; ++i) r.children.emplace_back(names->data[i]);
+    }
+  });
+}
+
+void on_data(int code, const char* value, int length, const struct Stat* stat, const void* d) {
+  finish(d, [&](Reply& r) {
+    r.rc = code;
+    if (code == ZOK && value != nullptr && length > 0) {
+      r.data.assign(value, static_cast<std::size_t>(length));
+    }
+    if (code == ZOK && stat != nullptr) r.czxid = stat->czxid;
+  });
+}
+
+}  // namespace
+
 void Session::create(const std::string& path, const std::string& data, int flags, Done done) {
-  zhandle_t* h = usable(done);
-  if (h == nullptr) return;
-  Call* c = call(std::move(done));
-  const int rc = zoo_acreate2(
-      h, path.c_str(), data.data(), static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE, flags,
-      [](int code, const char* made, const struct Stat* stat, const void* d) {
-        finish(d, [&](Reply& r) {
-          r.rc = code;
-          if (code == ZOK && made != nullptr) r.path = made;
-          if (code == ZOK && stat != nullptr) r.czxid = stat->czxid;
-        });
-      },
-      c);
-  if (rc != ZOK) finish(c, [&](Reply& r) { r.rc = rc; });
+  send(std::move(done), [&](zhandle_t* h, Call* c) {
+    return zoo_acreate2(h, path.c_str(), data.data(), static_cast<int>(data.size()),
+                        &ZOO_OPEN_ACL_UNSAFE, flags, on_created, c);
+  });
 }
 
 void Session::children(const std::string& path, Done done) {
-  zhandle_t* h = usable(done);
-  if (h == nullptr) return;
-  Call* c = call(std::move(done));
-  const int rc = zoo_aget_children(
-      h, path.c_str(), 0,
-      [](int code, const struct String_vector* names, const void* d) {
-        finish(d, [&](Reply& r) {
-          r.rc = code;
-          if (code == ZOK && names != nullptr) {
-            r.children.reserve(static_cast<std::size_t>(names->count));
-            for (int i = 0; i < names->count; ++i) r.children.emplace_back(names->data[i]);
-          }
-        });
-      },
-      c);
-  if (rc != ZOK) finish(c, [&](Reply& r) { r.rc = rc; });
+  send(std::move(done), [&](zhandle_t* h, Call* c) {
+    return zoo_aget_children(h, path.c_str(), 0, on_children, c);
+  });
 }
 
 void Session::get_watch(const std::string& path, Fired fired, Done done) {
-  zhandle_t* h = usable(done);
-  if (h == nullptr) return;
+  if (usable(done) == nullptr) return;
   WatchContext* w = watch_context(std::move(fired));
-  const std::uint64_t id = w->id;
-  Call* c = call([this, id, done = std::move(done)](const Reply& r) {
-    // No watch is left on a node that does not exist (getData's rule).
-    if (r.rc != ZOK) {
-      watches_.erase(id);
-      std::lock_guard lock(mutex_);
-      contexts_.erase(id);
-    }
-    done(r);
+  // No watch is left on a node that does not exist (getData's rule).
+  send(forget_watch_unless(std::move(done), w->id, ZOK), [&](zhandle_t* h, Call* c) {
+    return zoo_awget(h, path.c_str(), path_watcher, w, on_data, c);
   });
-  const int rc = zoo_awget(
-      h, path.c_str(), path_watcher, w,
-      [](int code, const char* value, int length, const struct Stat* stat, const void* d) {
-        finish(d, [&](Reply& r) {
-          r.rc = code;
-          if (code == ZOK && value != nullptr && length > 0) {
-            r.data.assign(value, static_cast<std::size_t>(length));
-          }
-          if (code == ZOK && stat != nullptr) r.czxid = stat->czxid;
-        });
-      },
-      c);
-  if (rc != ZOK) finish(c, [&](Reply& r) { r.rc = rc; });
 }
 
 void Session::exists_watch(const std::string& path, Fired fired, Done done) {
-  zhandle_t* h = usable(done);
-  if (h == nullptr) return;
+  if (usable(done) == nullptr) return;
   WatchContext* w = watch_context(std::move(fired));
-  const std::uint64_t id = w->id;
-  Call* c = call([this, id, done = std::move(done)](const Reply& r) {
-    // An exists watch stays on a missing node; only a failed call leaves none.
-    if (r.rc != ZOK && r.rc != ZNONODE) {
-      watches_.erase(id);
-      std::lock_guard lock(mutex_);
-      contexts_.erase(id);
-    }
-    done(r);
+  // An exists watch stays on a missing node; only a failed call leaves none.
+  send(forget_watch_unless(std::move(done), w->id, ZNONODE), [&](zhandle_t* h, Call* c) {
+    return zoo_awexists(h, path.c_str(), path_watcher, w, on_stat, c);
   });
-  const int rc = zoo_awexists(
-      h, path.c_str(), path_watcher, w,
-      [](int code, const struct Stat* stat, const void* d) {
-        finish(d, [&](Reply& r) {
-          r.rc = code;
-          if (code == ZOK && stat != nullptr) r.czxid = stat->czxid;
-        });
-      },
-      c);
-  if (rc != ZOK) finish(c, [&](Reply& r) { r.rc = rc; });
 }
 
 void Session::exists(const std::string& path, Done done) {
-  zhandle_t* h = usable(done);
-  if (h == nullptr) return;
-  Call* c = call(std::move(done));
-  const int rc = zoo_aexists(
-      h, path.c_str(), 0,
-      [](int code, const struct Stat* stat, const void* d) {
-        finish(d, [&](Reply& r) {
-          r.rc = code;
-          if (code == ZOK && stat != nullptr) r.czxid = stat->czxid;
-        });
-      },
-      c);
-  if (rc != ZOK) finish(c, [&](Reply& r) { r.rc = rc; });
+  send(std::move(done),
+       [&](zhandle_t* h, Call* c) { return zoo_aexists(h, path.c_str(), 0, on_stat, c); });
 }
 
 void Session::remove(const std::string& path, Done done) {
-  zhandle_t* h = usable(done);
-  if (h == nullptr) return;
-  Call* c = call(std::move(done));
-  const int rc = zoo_adelete(
-      h, path.c_str(), -1,
-      [](int code, const void* d) { finish(d, [&](Reply& r) { r.rc = code; }); }, c);
-  if (rc != ZOK) finish(c, [&](Reply& r) { r.rc = rc; });
+  send(std::move(done),
+       [&](zhandle_t* h, Call* c) { return zoo_adelete(h, path.c_str(), -1, on_void, c); });
 }
 
 }  // namespace distlock::backend::zk

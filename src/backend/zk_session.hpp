@@ -109,8 +109,14 @@ class Session : public std::enable_shared_from_this<Session> {
   // I/O thread: the handle to call now, or null (then `done` got
   // ZINVALIDSTATE or ZCLOSING).
   zhandle_t* usable(Done& done);
-  Call* call(Done done);
+  // One asynchronous call: `issue` makes it on the handle with a Call as its
+  // completion's data and returns the C client's immediate result.
+  template <class Issue>
+  void send(Done done, Issue issue);
   WatchContext* watch_context(Fired fired);
+  // `done`, which first forgets watch `id` unless the reply is ZOK or
+  // `kept_also` (the C client then holds no watch for it).
+  Done forget_watch_unless(Done done, std::uint64_t id, int kept_also);
 
   const ClientOptions options_;
   runtime::Executor& executor_;

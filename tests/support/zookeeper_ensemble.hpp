@@ -64,6 +64,13 @@ struct ZooKeeperEnsembleOptions {
   std::vector<std::pair<std::string, std::string>> config;
 };
 
+// The default options with `n` nodes (a 1-node ensemble starts fastest).
+inline ZooKeeperEnsembleOptions with_nodes(int n) {
+  ZooKeeperEnsembleOptions o;
+  o.nodes = n;
+  return o;
+}
+
 // See the header comment.
 class ZooKeeperEnsemble {
  public:

@@ -29,15 +29,9 @@ using test::CuratorPeer;
 using test::ZkInspector;
 using test::ZooKeeperEnsemble;
 
-test::ZooKeeperEnsembleOptions one_node() {
-  test::ZooKeeperEnsembleOptions o;
-  o.nodes = 1;
-  return o;
-}
-
 class CuratorInterop : public testing::Test {
  protected:
-  CuratorInterop() : ensemble_(one_node()), inspector_(ensemble_.connect_string()) {}
+  CuratorInterop() : ensemble_(test::with_nodes(1)), inspector_(ensemble_.connect_string()) {}
   // distlock's lock "mix" under the chroot /app is Curator's path /app/mix.
   std::string uri() const { return "zookeeper://" + ensemble_.connect_string() + "/app"; }
   ~CuratorInterop() override {

@@ -41,15 +41,9 @@ class RedisDeployment final : public Deployment {
   RedisServer server_;
 };
 
-test::ZooKeeperEnsembleOptions one_node() {
-  test::ZooKeeperEnsembleOptions o;
-  o.nodes = 1;
-  return o;
-}
-
 class ZooKeeperDeployment final : public Deployment {
  public:
-  ZooKeeperDeployment() : ensemble_(one_node()) {}
+  ZooKeeperDeployment() : ensemble_(test::with_nodes(1)) {}
   // Built as ClientOptions (zk_lock_test.cpp uses zookeeper:// URIs).
   Client client() const override {
     ClientOptions o;

@@ -29,12 +29,6 @@ using test::ZkInspector;
 using test::ZooKeeperEnsemble;
 using Reason = LeaseLostEvent::Reason;
 
-test::ZooKeeperEnsembleOptions nodes(int n) {
-  test::ZooKeeperEnsembleOptions o;
-  o.nodes = n;
-  return o;
-}
-
 std::chrono::steady_clock::time_point in(std::chrono::seconds s) {
   return std::chrono::steady_clock::now() + s;
 }
@@ -85,7 +79,7 @@ class FencedResource {
 };
 
 TEST(ZkFault, AHolderCutOffIsSuspendedAtOnceAndLostBeforeAnotherClientGetsTheLock) {
-  ZooKeeperEnsemble ensemble(nodes(1));
+  ZooKeeperEnsemble ensemble(test::with_nodes(1));
   TcpProxy proxy(ensemble.client_port(0));
   Events events;
   ClientOptions o = ClientOptions::from_uri(
@@ -149,7 +143,7 @@ TEST(ZkFault, AHolderCutOffIsSuspendedAtOnceAndLostBeforeAnotherClientGetsTheLoc
 // it. A loss declared a whole session timeout after suspension (Curator's
 // LOST) comes after another client already holds the lock.
 TEST(ZkFault, AHolderWhoseLinkGoesSilentIsToldBeforeTheEnsembleCanGiveTheLockAway) {
-  ZooKeeperEnsemble ensemble(nodes(1));
+  ZooKeeperEnsemble ensemble(test::with_nodes(1));
   TcpProxy proxy(ensemble.client_port(0));
   Events events;
   ClientOptions o = ClientOptions::from_uri(
@@ -182,7 +176,7 @@ TEST(ZkFault, AHolderWhoseLinkGoesSilentIsToldBeforeTheEnsembleCanGiveTheLockAwa
 }
 
 TEST(ZkFault, AHeldLockSurvivesTheLeadersSigkill) {
-  ZooKeeperEnsemble ensemble(nodes(3));
+  ZooKeeperEnsemble ensemble(test::with_nodes(3));
   Events events;
   ClientOptions o = ClientOptions::from_uri("zookeeper://" + ensemble.connect_string() +
                                             "/app?session_timeout_ms=10000");
@@ -209,7 +203,7 @@ TEST(ZkFault, AHeldLockSurvivesTheLeadersSigkill) {
 class LostCreateReply : public testing::Test {
  protected:
   LostCreateReply()
-      : ensemble_(nodes(1)),
+      : ensemble_(test::with_nodes(1)),
         proxy_(ensemble_.client_port(0)),
         inspector_(ensemble_.connect_string()),
         holder_("zookeeper://" + ensemble_.connect_string() + "/app"),

@@ -37,15 +37,9 @@ using namespace std::chrono_literals;
 using test::ZkInspector;
 using test::ZooKeeperEnsemble;
 
-test::ZooKeeperEnsembleOptions one_node() {
-  test::ZooKeeperEnsembleOptions o;
-  o.nodes = 1;
-  return o;
-}
-
 class ZkLock : public testing::Test {
  protected:
-  ZkLock() : ensemble_(one_node()), inspector_(ensemble_.connect_string()) {}
+  ZkLock() : ensemble_(test::with_nodes(1)), inspector_(ensemble_.connect_string()) {}
   std::string uri(const std::string& extra = "") const {
     return "zookeeper://" + ensemble_.connect_string() + "/app" + extra;
   }
