@@ -127,6 +127,9 @@ struct Throughput {
   double p50_us = 0;
   double p99_us = 0;
   long pairs = 0;
+  long warmup_pairs = 0;
+  // ZooKeeper: the requests the servers received per pair (-1: not counted).
+  double requests_per_pair = -1;
 };
 
 // Each thread its own name (prefix + index); samples the lock() call.
@@ -136,6 +139,7 @@ Throughput uncontended(const MakeLock& make,
                        const std::string& prefix) {
   std::vector<std::vector<double>> samples(static_cast<std::size_t>(threads));
   std::atomic<bool> failed{false};
+  std::atomic<long> warmup_pairs{0};
   std::latch ready(threads + 1);
   std::latch go(1);
   Window window;
@@ -145,6 +149,7 @@ Throughput uncontended(const MakeLock& make,
       distlock::Lock lock = make(prefix + std::to_string(t));
       std::vector<double>& mine = samples[static_cast<std::size_t>(t)];
       mine.reserve(1 << 16);
+      long warm = 0;
       ready.count_down();
       go.wait();
       try {
@@ -152,13 +157,17 @@ Throughput uncontended(const MakeLock& make,
           lock.lock();
           const Clock::time_point acquired = Clock::now();
           lock.unlock();
-          if (start < window.from) continue;  // warm-up
+          if (start < window.from) {  // warm-up
+            ++warm;
+            continue;
+          }
           mine.push_back(std::chrono::duration<double, std::micro>(acquired - start).count());
         }
       } catch (const std::exception& e) {
         std::fprintf(stderr, "backends_bench: %s\n", e.what());
         failed = true;
       }
+      warmup_pairs += warm;
     });
   }
   ready.arrive_and_wait();
@@ -172,6 +181,7 @@ Throughput uncontended(const MakeLock& make,
   std::sort(all.begin(), all.end());
   Throughput r;
   r.pairs = static_cast<long>(all.size());
+  r.warmup_pairs = warmup_pairs;
   r.pairs_per_s = static_cast<double>(all.size()) / elapsed;
   r.p50_us = percentile(all, 0.50);
   r.p99_us = percentile(all, 0.99);
@@ -277,9 +287,13 @@ Throughput curator_uncontended(const std::string& connect,
         connect, {"bench", path, std::to_string(threads), std::to_string(s.seconds), "uncontended"},
         peer_options(s));
     peer.expect_line("CONNECTED");
+    Throughput r;
+    if (s.warmup > 0) {
+      r.warmup_pairs =
+          std::stol(result_fields(peer.expect_line("WARMUP ", run_bound(s))).at("pairs"));
+    }
     const auto f = result_fields(peer.expect_line("RESULT ", run_bound(s)));
     peer.wait_exit();
-    Throughput r;
     r.pairs_per_s = std::stod(f.at("pairs_per_s"));
     r.p50_us = std::stod(f.at("acquire_p50_us"));
     r.p99_us = std::stod(f.at("acquire_p99_us"));
@@ -310,6 +324,34 @@ Handoff curator_handoff(const std::string& connect, const Settings& s, const std
     std::fprintf(stderr, "backends_bench: curator: %s\n", e.what());
     return {};
   }
+}
+
+// What every server of the ensemble has received from clients
+// (zk_packets_received of mntr, summed): requests and pings.
+long long zk_packets(const distlock::test::ZooKeeperEnsemble& zk) {
+  long long total = 0;
+  for (int i = 0; i < zk.node_count(); ++i) {
+    const std::string mntr = zk.four_letter(i, "mntr");
+    const std::string key = "zk_packets_received";
+    const auto at = mntr.find(key);
+    if (at != std::string::npos) total += std::stoll(mntr.substr(at + key.size()));
+  }
+  return total;
+}
+
+// `run` with the ensemble's received packets counted around it, per pair
+// made (warm-up included). The count also holds connects, pings and the
+// other idle sessions' pings (a handful per second in all).
+Throughput counted(const distlock::test::ZooKeeperEnsemble& zk,
+                   const std::function<Throughput()>& run) {
+  const long long before = zk_packets(zk);
+  Throughput r = run();
+  const long long after = zk_packets(zk);
+  if (r.pairs_per_s >= 0 && r.pairs + r.warmup_pairs > 0) {
+    r.requests_per_pair =
+        static_cast<double>(after - before) / static_cast<double>(r.pairs + r.warmup_pairs);
+  }
+  return r;
 }
 
 // --- Death to next holder ----------------------------------------------------
@@ -506,6 +548,12 @@ std::optional<std::pair<std::string, std::string>> earlier_pairs(const std::stri
   return std::nullopt;
 }
 
+// A path under this source tree as "bench/results/..."; others as given.
+std::string shown_path(const std::string& path) {
+  const auto at = path.rfind("/bench/results/");
+  return at == std::string::npos ? path : path.substr(at + 1);
+}
+
 double number(std::string text) {
   text.erase(std::remove(text.begin(), text.end(), ','), text.end());
   return std::stod(text);
@@ -588,14 +636,21 @@ int main(int argc, char** argv) {
     auto& row = tp[threads];
     row.push_back(uncontended(redis_lock, threads, s, prefix + "lock-"));
     row.push_back(uncontended(redis_simple, threads, s, prefix + "simple-"));
-    row.push_back(uncontended(zk_lock, threads, s, prefix + "zk-"));
-    row.push_back(curator_uncontended(connect, threads, s, "/curator/" + prefix + "c"));
+    row.push_back(
+        counted(ensemble, [&] { return uncontended(zk_lock, threads, s, prefix + "zk-"); }));
+    row.push_back(counted(ensemble, [&] {
+      return curator_uncontended(connect, threads, s, "/curator/" + prefix + "c");
+    }));
     for (int c = 0; c < kContenders; ++c) {
       const Throughput& r = row[static_cast<std::size_t>(c)];
       std::printf(
           "uncontended contender=\"%s\" threads=%d pairs_per_s=%.1f acquire_p50_us=%.0f "
-          "acquire_p99_us=%.0f pairs=%ld\n",
-          names[c], threads, r.pairs_per_s, r.p50_us, r.p99_us, r.pairs);
+          "acquire_p99_us=%.0f pairs=%ld warmup_pairs=%ld",
+          names[c], threads, r.pairs_per_s, r.p50_us, r.p99_us, r.pairs, r.warmup_pairs);
+      if (r.requests_per_pair >= 0) {
+        std::printf(" zk_requests_per_pair=%.2f", r.requests_per_pair);
+      }
+      std::printf("\n");
     }
     std::fflush(stdout);
   }
@@ -656,6 +711,14 @@ int main(int argc, char** argv) {
     std::printf("\n");
   }
   std::printf(
+      "\nRequests the ensemble received per pair (zk_packets_received of every node, "
+      "around the whole run of the contender, warm-up and connect included): ");
+  for (const int threads : s.threads) {
+    std::printf("%d thread(s): distlock zookeeper %.2f, curator %.2f; ", threads,
+                tp[threads][2].requests_per_pair, tp[threads][3].requests_per_pair);
+  }
+  std::printf("\n");
+  std::printf(
       "\n## Contended: %d threads on one name\n\n"
       "| contender | handoff p50 us | handoff p99 us | acquisitions/s | handoffs / "
       "acquisitions |\n|---|---|---|---|---|\n",
@@ -712,7 +775,7 @@ int main(int argc, char** argv) {
       "\n## redis Lock pairs/s: this run beside an EARLIER RUN, DIFFERENT PROCESS\n\n"
       "earlier: %s (columns A and B: two runs of one build of main before the backend "
       "seam; its conditions are in docs/performance.md, not this run's)\n",
-      s.earlier.c_str());
+      shown_path(s.earlier).c_str());
   for (const int threads : s.threads) {
     const double now = tp[threads][0].pairs_per_s;
     const auto before = earlier_pairs(s.earlier, threads);

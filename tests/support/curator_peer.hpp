@@ -14,6 +14,7 @@
 //                     then "DONE <n>"
 //   bench <path> <threads> <seconds> <uncontended|contended>
 //                     "RESULT pairs_per_s=.. acquire_p50_us=.. acquire_p99_us=.. pairs=.."
+//                     (with options.warmup, "WARMUP pairs=.." first)
 //   handoff <path> <threads> <seconds>
 //                     "RESULT handoff_p50_us=.. handoff_p99_us=.. pairs=.. pairs_per_s=..
 //                     handoffs=.." (one line)

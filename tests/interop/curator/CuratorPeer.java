@@ -44,7 +44,8 @@
 //
 // bench and handoff first run their loop for CURATOR_PEER_WARMUP_MS (default
 // 0: none) and count nothing of it (JIT warm-up); the <seconds> of the
-// measured window start after it. A pair (an acquisition) counts when it
+// measured window start after it. With a warm-up, bench prints
+// "WARMUP pairs=<n>" (the pairs it made) right before its RESULT line. A pair (an acquisition) counts when it
 // started inside the window; the rates divide by the time from the window's
 // start until every thread has stopped.
 //
@@ -75,6 +76,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -351,6 +353,7 @@ public final class CuratorPeer {
     final CountDownLatch ready = new CountDownLatch(threads);
     final CountDownLatch go = new CountDownLatch(1);
     final AtomicReference<Exception> failure = new AtomicReference<>();
+    final AtomicLong warmupPairs = new AtomicLong();
     // The measured window's start and end, in System.nanoTime().
     final long[] window = new long[2];
     final List<Thread> workers = new ArrayList<>();
@@ -363,6 +366,7 @@ public final class CuratorPeer {
       final Thread worker = new Thread(() -> {
         long[] samples = mine;
         int count = 0;
+        long warm = 0;
         try {
           ready.countDown();
           go.await();
@@ -372,13 +376,17 @@ public final class CuratorPeer {
             mutex.acquire();
             final long acquired = System.nanoTime();
             mutex.release();
-            if (start < from) continue;  // warm-up
+            if (start < from) {  // warm-up
+              ++warm;
+              continue;
+            }
             if (count == samples.length) samples = Arrays.copyOf(samples, 2 * count);
             samples[count++] = (acquired - start) / 1000;
           }
         } catch (Exception e) {
           failure.compareAndSet(null, e);
         }
+        warmupPairs.addAndGet(warm);
         synchronized (latencies) {
           latencies.set(index, samples);
           counts[index] = count;
@@ -396,6 +404,7 @@ public final class CuratorPeer {
     if (failure.get() != null) throw failure.get();
 
     final long[] all = merged(latencies, counts);
+    if (warmupMillis > 0) say("WARMUP pairs=" + warmupPairs.get());
     say(String.format(Locale.ROOT,
         "RESULT pairs_per_s=%.1f acquire_p50_us=%d acquire_p99_us=%d pairs=%d",
         all.length / elapsed, percentile(all, 0.50), percentile(all, 0.99), all.length));
