@@ -712,12 +712,11 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "\nRequests the ensemble received per pair (zk_packets_received of every node, "
-      "around the whole run of the contender, warm-up and connect included): ");
+      "around the whole run of the contender, warm-up and connect included):\n");
   for (const int threads : s.threads) {
-    std::printf("%d thread(s): distlock zookeeper %.2f, curator %.2f; ", threads,
+    std::printf("  %d thread(s): distlock zookeeper %.2f, curator %.2f\n", threads,
                 tp[threads][2].requests_per_pair, tp[threads][3].requests_per_pair);
   }
-  std::printf("\n");
   std::printf(
       "\n## Contended: %d threads on one name\n\n"
       "| contender | handoff p50 us | handoff p99 us | acquisitions/s | handoffs / "
