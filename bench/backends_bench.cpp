@@ -454,9 +454,12 @@ Death distlock_death(const std::string& self,
     std::thread waiter([&] {
       distlock::Lock lock = make(name);
       waiting = true;
-      if (lock.try_lock_for(std::chrono::milliseconds(s.session_ms) * 3 + 30s)) {
+      std::error_code ec;
+      if (lock.try_lock_for(std::chrono::milliseconds(s.session_ms) * 3 + 30s, ec)) {
         acquired_at = now_ns();
         lock.unlock();
+      } else if (ec) {
+        std::fprintf(stderr, "backends_bench: the waiter: %s\n", ec.message().c_str());
       }
     });
     const bool in_line =
