@@ -125,7 +125,7 @@ CuratorPeer::CuratorPeer(const std::string& connect_string,
         connect_string,
     };
     // C1 only, for a faster start, except for a benchmark's steady state.
-    if (mode_and_args.empty() || mode_and_args[0] != "bench") {
+    if (mode_and_args.empty() || (mode_and_args[0] != "bench" && mode_and_args[0] != "handoff")) {
       java_argv.insert(java_argv.begin() + 1, "-XX:TieredStopAtLevel=1");
     }
     java_argv.insert(java_argv.end(), mode_and_args.begin(), mode_and_args.end());
@@ -139,6 +139,7 @@ CuratorPeer::CuratorPeer(const std::string& connect_string,
     spawn_options.env = {
         {"CURATOR_PEER_SESSION_TIMEOUT_MS", std::to_string(options.session_timeout.count())},
         {"CURATOR_PEER_CONNECTION_TIMEOUT_MS", std::to_string(options.connection_timeout.count())},
+        {"CURATOR_PEER_WARMUP_MS", std::to_string(options.warmup.count())},
     };
     spawn_options.stdout_fd = stdout_write;
     spawn_options.stderr_fd = log_fd;

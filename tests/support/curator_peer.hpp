@@ -14,6 +14,10 @@
 //                     then "DONE <n>"
 //   bench <path> <threads> <seconds> <uncontended|contended>
 //                     "RESULT pairs_per_s=.. acquire_p50_us=.. acquire_p99_us=.. pairs=.."
+//                     (with options.warmup, "WARMUP pairs=.." first)
+//   handoff <path> <threads> <seconds>
+//                     "RESULT handoff_p50_us=.. handoff_p99_us=.. pairs=.. pairs_per_s=..
+//                     handoffs=.." (one line)
 //
 // Typical use, with no sleep as synchronization:
 //
@@ -66,6 +70,9 @@ struct CuratorPeerOptions {
   // How long the peer waits for its first connection before it prints
   // "ERROR not connected ..." and exits 3. CURATOR_PEER_CONNECTION_TIMEOUT_MS.
   std::chrono::milliseconds connection_timeout{15'000};
+  // bench and handoff: how long their loop runs, uncounted, before the
+  // measured window (JIT warm-up). CURATOR_PEER_WARMUP_MS.
+  std::chrono::milliseconds warmup{0};
 };
 
 // See the header comment.

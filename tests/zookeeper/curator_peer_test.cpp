@@ -194,6 +194,26 @@ TEST(CuratorPeer, BenchPrintsAResultLineForUncontendedAndContended) {
   }
 }
 
+// (e) The handoff mode (backends_bench), after an uncounted warm-up, prints
+// one parsable RESULT line: with 3 threads on one path (Curator's queue is
+// FIFO), the lock passes between threads, so there are handoffs.
+TEST(CuratorPeer, HandoffPrintsAResultLineAfterItsWarmUp) {
+  ZooKeeperEnsemble zk;
+  CuratorPeerOptions options;
+  options.warmup = milliseconds(500);
+  CuratorPeer peer(zk.connect_string(), {"handoff", "/distlock-test/handoff", "3", "1"}, options);
+  const std::string line = peer.expect_line("RESULT ");
+  EXPECT_EQ(peer.wait_exit(), 0) << peer.describe();
+  const auto fields = result_fields(line);
+  ASSERT_EQ(fields.size(), 5u) << line;
+  EXPECT_GT(std::stoll(fields.at("handoffs")), 0) << line;
+  EXPECT_LE(std::stoll(fields.at("handoffs")), std::stoll(fields.at("pairs"))) << line;
+  EXPECT_GT(std::stod(fields.at("pairs_per_s")), 0) << line;
+  EXPECT_LE(std::stoll(fields.at("handoff_p50_us")), std::stoll(fields.at("handoff_p99_us")))
+      << line;
+  ::testing::Test::RecordProperty("handoff", line);
+}
+
 // Exit status 2 for bad usage, checked before connecting; 3 when no server
 // answers within the connection timeout. Neither needs an ensemble.
 TEST(CuratorPeer, BadUsageExits2AndAnUnreachableEnsembleExits3) {

@@ -32,15 +32,31 @@
 //                  (a decimal number) have passed. Then one line
 //                  "RESULT pairs_per_s=<x> acquire_p50_us=<x> acquire_p99_us=<x> pairs=<n>"
 //                  (acquire latency: from the call to acquire() to its return).
+//   handoff <path> <threads> <seconds>
+//                  one InterProcessMutex per thread on the one client, all on
+//                  <path>; each thread loops: acquire, read the time the last
+//                  holder stamped (System.nanoTime) right before its release,
+//                  stamp its own, release. A handoff is the time from that
+//                  stamp to the next holder's acquire() returning, counted
+//                  when the next holder is another thread. Then one line
+//                  "RESULT handoff_p50_us=<x> handoff_p99_us=<x> pairs=<n> pairs_per_s=<x> handoffs=<n>"
+//                  (pairs: acquisitions; handoffs: those from another thread).
+//
+// bench and handoff first run their loop for CURATOR_PEER_WARMUP_MS (default
+// 0: none) and count nothing of it (JIT warm-up); the <seconds> of the
+// measured window start after it. With a warm-up, bench prints
+// "WARMUP pairs=<n>" (the pairs it made) right before its RESULT line. A pair (an acquisition) counts when it
+// started inside the window; the rates divide by the time from the window's
+// start until every thread has stopped.
 //
 // Connection state changes after CONNECTED are printed as "STATE <name>"
 // (SUSPENDED, RECONNECTED, LOST, ...). Errors print "ERROR <text>". Exit
 // status: 0 ok, 1 a failure after connecting (an operation threw), 2 usage,
 // 3 not connected within the connection timeout.
 //
-// Environment: CURATOR_PEER_SESSION_TIMEOUT_MS (default 10000) and
+// Environment: CURATOR_PEER_SESSION_TIMEOUT_MS (default 10000),
 // CURATOR_PEER_CONNECTION_TIMEOUT_MS (default 15000: how long to wait for
-// CONNECTED). Logging (slf4j) never goes to stdout: put slf4j-simple on the
+// CONNECTED) and CURATOR_PEER_WARMUP_MS (default 0; bench and handoff only). Logging (slf4j) never goes to stdout: put slf4j-simple on the
 // class path to get it on stderr.
 //
 // Curator's InterProcessMutex names its nodes <path>/_c_<uuid>-lock-<seq>
@@ -60,6 +76,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -76,7 +93,8 @@ public final class CuratorPeer {
   private static final String USAGE =
       "usage: CuratorPeer <connectString> <mode> args...\n"
           + "  hold <path> | wait <path> | try <path> <ms> | counter <path> <file> <n>\n"
-          + "  | bench <path> <threads> <seconds> <uncontended|contended>";
+          + "  | bench <path> <threads> <seconds> <uncontended|contended>\n"
+          + "  | handoff <path> <threads> <seconds>";
 
   // stdout carries the protocol only; every line is flushed at once.
   private static final PrintStream OUT =
@@ -143,8 +161,12 @@ public final class CuratorPeer {
   }
 
   private static long envMillis(String name, long fallback) throws UsageException {
+    return envMillis(name, fallback, 1);
+  }
+
+  private static long envMillis(String name, long fallback, long min) throws UsageException {
     final String text = System.getenv(name);
-    return text == null || text.isEmpty() ? fallback : number(text, name, 1);
+    return text == null || text.isEmpty() ? fallback : number(text, name, min);
   }
 
   private static void expectArgs(String[] args, int count) throws UsageException {
@@ -181,9 +203,15 @@ public final class CuratorPeer {
           throw new UsageException("bench takes uncontended or contended, not '" + args[5] + "'");
         }
         break;
+      case "handoff":
+        expectArgs(args, 5);
+        number(args[3], "threads", 1);
+        benchSeconds(args[4]);
+        break;
       default:
         throw new UsageException("unknown mode '" + mode + "'");
     }
+    final long warmupMillis = envMillis("CURATOR_PEER_WARMUP_MS", 0, 0);
     final long sessionTimeout = envMillis("CURATOR_PEER_SESSION_TIMEOUT_MS", 10_000);
     final long connectionTimeout = envMillis("CURATOR_PEER_CONNECTION_TIMEOUT_MS", 15_000);
 
@@ -220,8 +248,11 @@ public final class CuratorPeer {
         return tryAcquire(client, path, Long.parseLong(args[3]));
       case "counter":
         return counter(client, path, Paths.get(args[3]), Long.parseLong(args[4]));
+      case "handoff":
+        return handoff(client, path, Integer.parseInt(args[3]), warmupMillis,
+            benchSeconds(args[4]));
       default:
-        return bench(client, path, Integer.parseInt(args[3]), benchSeconds(args[4]),
+        return bench(client, path, Integer.parseInt(args[3]), warmupMillis, benchSeconds(args[4]),
             args[5].equals("contended"));
     }
   }
@@ -315,14 +346,16 @@ public final class CuratorPeer {
     return EXIT_OK;
   }
 
-  private static int bench(CuratorFramework client, String path, int threads, double seconds,
-      boolean contended) throws Exception {
+  private static int bench(CuratorFramework client, String path, int threads, long warmupMillis,
+      double seconds, boolean contended) throws Exception {
     final List<long[]> latencies = new ArrayList<>();
     final int[] counts = new int[threads];
     final CountDownLatch ready = new CountDownLatch(threads);
     final CountDownLatch go = new CountDownLatch(1);
     final AtomicReference<Exception> failure = new AtomicReference<>();
-    final long[] window = new long[1];  // the end, in System.nanoTime()
+    final AtomicLong warmupPairs = new AtomicLong();
+    // The measured window's start and end, in System.nanoTime().
+    final long[] window = new long[2];
     final List<Thread> workers = new ArrayList<>();
     for (int t = 0; t < threads; ++t) {
       final int index = t;
@@ -333,21 +366,27 @@ public final class CuratorPeer {
       final Thread worker = new Thread(() -> {
         long[] samples = mine;
         int count = 0;
+        long warm = 0;
         try {
           ready.countDown();
           go.await();
-          final long end = window[0];
-          while (System.nanoTime() < end && failure.get() == null) {
-            final long start = System.nanoTime();
+          final long from = window[0];
+          final long end = window[1];
+          for (long start; (start = System.nanoTime()) < end && failure.get() == null; ) {
             mutex.acquire();
             final long acquired = System.nanoTime();
             mutex.release();
+            if (start < from) {  // warm-up
+              ++warm;
+              continue;
+            }
             if (count == samples.length) samples = Arrays.copyOf(samples, 2 * count);
             samples[count++] = (acquired - start) / 1000;
           }
         } catch (Exception e) {
           failure.compareAndSet(null, e);
         }
+        warmupPairs.addAndGet(warm);
         synchronized (latencies) {
           latencies.set(index, samples);
           counts[index] = count;
@@ -357,30 +396,113 @@ public final class CuratorPeer {
       worker.start();
     }
     ready.await();
-    final long begin = System.nanoTime();
-    window[0] = begin + (long) (seconds * 1e9);
-    go.countDown();  // publishes window[0] to the workers
+    window[0] = System.nanoTime() + warmupMillis * 1_000_000L;
+    window[1] = window[0] + (long) (seconds * 1e9);
+    go.countDown();  // publishes window to the workers
     for (Thread worker : workers) worker.join();
-    final double elapsed = (System.nanoTime() - begin) / 1e9;
+    final double elapsed = (System.nanoTime() - window[0]) / 1e9;
     if (failure.get() != null) throw failure.get();
 
-    long[] all;
-    int total = 0;
-    synchronized (latencies) {
-      for (int c : counts) total += c;
-      all = new long[total];
-      int at = 0;
-      for (int t = 0; t < threads; ++t) {
-        System.arraycopy(latencies.get(t), 0, all, at, counts[t]);
-        at += counts[t];
-      }
-    }
-    Arrays.sort(all);
+    final long[] all = merged(latencies, counts);
+    if (warmupMillis > 0) say("WARMUP pairs=" + warmupPairs.get());
     say(String.format(Locale.ROOT,
-        "RESULT pairs_per_s=%.1f acquire_p50_us=%d acquire_p99_us=%d pairs=%d", total / elapsed,
-        percentile(all, 0.50), percentile(all, 0.99), total));
+        "RESULT pairs_per_s=%.1f acquire_p50_us=%d acquire_p99_us=%d pairs=%d",
+        all.length / elapsed, percentile(all, 0.50), percentile(all, 0.99), all.length));
     client.close();
     return EXIT_OK;
+  }
+
+  // The last release's stamp (System.nanoTime() right before release()) and
+  // the thread that made it (-1: none yet). Written by the holder only.
+  private static volatile long releasedAt;
+  private static volatile int releasedBy = -1;
+
+  private static int handoff(CuratorFramework client, String path, int threads,
+      long warmupMillis, double seconds) throws Exception {
+    final List<long[]> handoffs = new ArrayList<>();
+    final int[] counts = new int[threads];
+    final int[] pairs = new int[threads];
+    final CountDownLatch ready = new CountDownLatch(threads);
+    final CountDownLatch go = new CountDownLatch(1);
+    final AtomicReference<Exception> failure = new AtomicReference<>();
+    final long[] window = new long[2];  // as in bench
+    final List<Thread> workers = new ArrayList<>();
+    for (int t = 0; t < threads; ++t) {
+      final int index = t;
+      final long[] mine = new long[1 << 12];
+      handoffs.add(mine);
+      final InterProcessMutex mutex = new InterProcessMutex(client, path);
+      final Thread worker = new Thread(() -> {
+        long[] samples = mine;
+        int count = 0;
+        int acquisitions = 0;
+        try {
+          ready.countDown();
+          go.await();
+          final long from = window[0];
+          final long end = window[1];
+          for (long start; (start = System.nanoTime()) < end && failure.get() == null; ) {
+            mutex.acquire();
+            final long acquired = System.nanoTime();
+            final int by = releasedBy;
+            final long at = releasedAt;
+            if (start >= from) {
+              ++acquisitions;
+              if (by >= 0 && by != index) {
+                if (count == samples.length) samples = Arrays.copyOf(samples, 2 * count);
+                samples[count++] = (acquired - at) / 1000;
+              }
+            }
+            releasedBy = index;
+            releasedAt = System.nanoTime();
+            mutex.release();
+          }
+        } catch (Exception e) {
+          failure.compareAndSet(null, e);
+        }
+        synchronized (handoffs) {
+          handoffs.set(index, samples);
+          counts[index] = count;
+          pairs[index] = acquisitions;
+        }
+      }, "handoff-" + index);
+      workers.add(worker);
+      worker.start();
+    }
+    ready.await();
+    window[0] = System.nanoTime() + warmupMillis * 1_000_000L;
+    window[1] = window[0] + (long) (seconds * 1e9);
+    go.countDown();
+    for (Thread worker : workers) worker.join();
+    final double elapsed = (System.nanoTime() - window[0]) / 1e9;
+    if (failure.get() != null) throw failure.get();
+
+    final long[] all = merged(handoffs, counts);
+    long total = 0;
+    synchronized (handoffs) {
+      for (int p : pairs) total += p;
+    }
+    say(String.format(Locale.ROOT,
+        "RESULT handoff_p50_us=%d handoff_p99_us=%d pairs=%d pairs_per_s=%.1f handoffs=%d",
+        percentile(all, 0.50), percentile(all, 0.99), total, total / elapsed, all.length));
+    client.close();
+    return EXIT_OK;
+  }
+
+  // The first counts[t] values of every thread's array, sorted.
+  private static long[] merged(List<long[]> perThread, int[] counts) {
+    synchronized (perThread) {
+      int total = 0;
+      for (int c : counts) total += c;
+      final long[] all = new long[total];
+      int at = 0;
+      for (int t = 0; t < counts.length; ++t) {
+        System.arraycopy(perThread.get(t), 0, all, at, counts[t]);
+        at += counts[t];
+      }
+      Arrays.sort(all);
+      return all;
+    }
   }
 
   // The nearest-rank percentile of sorted values; 0 for none.
