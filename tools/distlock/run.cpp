@@ -46,10 +46,11 @@ bool zookeeper_can_run(const RunOptions& o,
 }
 
 // ZooKeeper: `run` treats the lock as lost as soon as it is uncertain (the
-// connection dropped, LeaseLostEvent::Reason::suspended), not only once the
-// session has expired. The C client learns of an expiry only when it reaches
-// a server again, so during a partition that news comes after the ensemble
-// has given the lock to the next waiter (docs/cli.md, "ZooKeeper").
+// connection dropped, LeaseLostEvent::Reason::suspended), not only once it
+// is declared lost. From the drop on the ensemble may expire the session
+// (as early as a third of the session timeout later) without a cut-off
+// client hearing of it; SIGTERM at the drop gives CMD that time to wind
+// down before anyone else can hold the lock (docs/cli.md, "ZooKeeper").
 // `uncertain` is requested by the Client's on_lease_lost, on its I/O thread.
 void on_suspended_stop(ClientOptions& co,
                        const std::shared_ptr<std::stop_source>& uncertain,
