@@ -18,31 +18,66 @@ std::string effective_uri(const std::string& given) {
   return "redis://127.0.0.1:6379";
 }
 
-std::optional<Client> connect(const CommonOptions& options, int& exit_code) {
+std::optional<ClientOptions> client_options(const CommonOptions& options, int& exit_code) {
+  std::optional<ClientOptions> out;
   try {
-    ClientOptions client_options = ClientOptions::from_uri(effective_uri(options.uri));
-    client_options.client_name = "distlock-cli";
-    // One process per command running two or three scripts: loading every
-    // script at connect costs more than the first call's NOSCRIPT -> EVAL
-    // (which happens only on a server that never ran that script).
-    client_options.preload_scripts = false;
-    std::optional<std::chrono::milliseconds> watchdog;
-    if (!parse_duration_option("--watchdog", options.watchdog, watchdog)) {
-      exit_code = kExitUsage;
-      return std::nullopt;
-    }
-    if (watchdog) client_options.watchdog_timeout = *watchdog;
-    return Client(std::move(client_options));
+    out = ClientOptions::from_uri(effective_uri(options.uri));
   } catch (const Error& e) {
     exit_code = exit_code_for(e.code());
     // A usage error is shown even with --quiet: the command line is wrong.
     say(options.quiet && exit_code != kExitUsage, std::string("cannot connect: ") + e.what());
     return std::nullopt;
   }
+  out->client_name = "distlock-cli";
+  // One process per command running two or three scripts: loading every
+  // script at connect costs more than the first call's NOSCRIPT -> EVAL
+  // (which happens only on a server that never ran that script).
+  out->preload_scripts = false;
+  std::optional<std::chrono::milliseconds> watchdog;
+  if (!parse_duration_option("--watchdog", options.watchdog, watchdog)) {
+    exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  if (watchdog && is_zookeeper(*out)) {
+    exit_code = not_on_zookeeper(
+        "--watchdog", "a lock is held by the session; set ?session_timeout_ms= in the URI");
+    return std::nullopt;
+  }
+  if (watchdog) out->watchdog_timeout = *watchdog;
+  return out;
+}
+
+std::optional<Client> open_client(ClientOptions client_options, bool quiet, int& exit_code) {
+  try {
+    return Client(std::move(client_options));
+  } catch (const Error& e) {
+    exit_code = exit_code_for(e.code());
+    // The library's messages never contain the password.
+    say(quiet && exit_code != kExitUsage, std::string("cannot connect: ") + e.what());
+    return std::nullopt;
+  }
+}
+
+std::optional<Client> connect(const CommonOptions& options, int& exit_code) {
+  auto o = client_options(options, exit_code);
+  if (!o) return std::nullopt;
+  return open_client(std::move(*o), options.quiet, exit_code);
+}
+
+bool is_zookeeper(const ClientOptions& options) {
+  return options.backend == ClientOptions::Backend::zookeeper;
+}
+
+int not_on_zookeeper(const std::string& what, const std::string& why) {
+  say(false, what + ": not supported by the ZooKeeper backend (" + why + ")");
+  return kExitUsage;
 }
 
 int exit_code_for(const std::error_code& ec) {
-  if (ec == make_error_code(errc::invalid_argument)) return kExitUsage;
+  // not_supported: the URI's backend lacks what the options ask for.
+  if (ec == make_error_code(errc::invalid_argument) || ec == make_error_code(errc::not_supported)) {
+    return kExitUsage;
+  }
   return kExitUnavailable;
 }
 

@@ -26,13 +26,27 @@ struct CommonOptions {
 // local default.
 std::string effective_uri(const std::string& given);
 
-// Connects. On failure prints why (unless quiet) and sets `exit_code`:
-// kExitUsage for a URI or option that does not parse, kExitUnavailable when
-// the server cannot be reached or refuses the credentials. Never throws.
+// The ClientOptions of the effective URI and the common options, before any
+// I/O. On a URI or option that does not parse, or one the URI's backend
+// lacks (--watchdog on zookeeper://), prints why and sets `exit_code` to
+// kExitUsage. Never throws.
+std::optional<ClientOptions> client_options(const CommonOptions& options, int& exit_code);
+// Makes the Client of `client_options` (connecting). On failure prints why
+// (unless quiet) and sets `exit_code`: kExitUsage for options the library
+// refuses, kExitUnavailable when no server can be reached or one refuses
+// the credentials. Never throws.
+std::optional<Client> open_client(ClientOptions client_options, bool quiet, int& exit_code);
+// client_options() then open_client().
 std::optional<Client> connect(const CommonOptions& options, int& exit_code);
 
-// The exit code for a failed library call: kExitUsage for invalid_argument,
-// kExitUnavailable for everything else (unreachable, timeout, refused by an
+// True for a zookeeper:// URI (ClientOptions::Backend::zookeeper).
+bool is_zookeeper(const ClientOptions& options);
+// Says "<what>: not supported by the ZooKeeper backend (<why>)" (even when
+// quiet: it is a usage error) and returns kExitUsage.
+int not_on_zookeeper(const std::string& what, const std::string& why);
+
+// The exit code for a failed library call: kExitUsage for invalid_argument
+// and not_supported, kExitUnavailable for everything else (unreachable, timeout, refused by an
 // ACL, WRONGTYPE, ...).
 int exit_code_for(const std::error_code& ec);
 

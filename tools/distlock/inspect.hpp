@@ -1,6 +1,7 @@
 // Reading a primitive's state straight from its keys (the layouts in
 // docs/lock.md, fair_lock.md, read_write_lock.md, simple_lock.md,
-// semaphore.md, latch.md, rate_limiter.md), for status, list and top.
+// semaphore.md, latch.md, rate_limiter.md), for status, list and top. A
+// ZooKeeper lock is read by zk_reader.hpp into the same Entry.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,12 @@ struct Entry {
   std::optional<std::int64_t> value;            // semaphore: available; latch: count
   std::string mode;                             // read-write lock: "read" / "write"
   std::vector<std::pair<std::string, std::string>> fields;  // rate limiter's hash
+  // ZooKeeper (zk_reader.hpp): the lock directory (the chroot included), ""
+  // for Redis; the holder's lock node and its czxid (the fencing token it
+  // holds). Its queue lists the waiters' owners, first first.
+  std::string path;
+  std::string holder_node;
+  std::optional<std::int64_t> holder_czxid;
 };
 
 // The state of `name`. Throws Error when Redis fails.
@@ -68,5 +75,8 @@ std::string json_string(const std::string& s);
 std::string to_json(const Entry& e);
 // A human-readable, multi-line description.
 std::string to_text(const Entry& e);
+// list's line: NAME<TAB>KIND<TAB>FIRST-HOLDER ("-" when none), and for a
+// ZooKeeper lock <TAB>WAITERS.
+std::string list_line(const Entry& e);
 
 }  // namespace distlock::cli

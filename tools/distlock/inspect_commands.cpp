@@ -1,5 +1,7 @@
-// distlock status / list / force-unlock.
+// distlock status / list / force-unlock, on Redis (inspect.hpp) and on
+// ZooKeeper (zk_reader.hpp).
 #include <iostream>
+#include <optional>
 
 #include "commands.hpp"
 #include "distlock/error.hpp"
@@ -7,6 +9,7 @@
 #include "distlock/simple_lock.hpp"
 #include "exit_codes.hpp"
 #include "inspect.hpp"
+#include "zk_reader.hpp"
 
 namespace distlock::cli {
 namespace {
@@ -26,11 +29,85 @@ bool force_unlock(Client& client, const Entry& e) {
   return client.lock(e.name).force_unlock();
 }
 
+// Connects a ZkReader; nullopt (after the message) with `code` set when
+// that fails.
+std::optional<ZkReader> zk_reader(const InspectOptions& o, const ClientOptions& co, int& code) {
+  try {
+    return std::optional<ZkReader>(std::in_place, co);
+  } catch (const Error& e) {
+    code = exit_code_for(e.code());
+    // Its messages name the servers, never the password.
+    say(o.common.quiet && code != kExitUsage, std::string("cannot connect: ") + e.what());
+    return std::nullopt;
+  }
+}
+
+int zk_failed(const InspectOptions& o, const Error& e) {
+  const int code = exit_code_for(e.code());
+  say(o.common.quiet && code != kExitUsage, e.what());
+  return code;
+}
+
+int zookeeper_status(const InspectOptions& o, const ClientOptions& co) {
+  int code = 0;
+  auto reader = zk_reader(o, co, code);
+  if (!reader) return code;
+  try {
+    const Entry e = reader->lock_entry(o.name);
+    std::cout << (o.json ? to_json(e) + "\n" : to_text(e)) << std::flush;
+    return 0;
+  } catch (const Error& e) {
+    return zk_failed(o, e);
+  }
+}
+
+int zookeeper_list(const InspectOptions& o, const ClientOptions& co) {
+  int code = 0;
+  auto reader = zk_reader(o, co, code);
+  if (!reader) return code;
+  try {
+    std::string out = o.json ? "[" : "";
+    bool first = true;
+    for (const Entry& e : reader->locks(o.pattern)) {
+      out += o.json ? (first ? "" : ",") + to_json(e) : list_line(e);
+      first = false;
+    }
+    std::cout << out << (o.json ? "]\n" : "") << std::flush;
+    return 0;
+  } catch (const Error& e) {
+    return zk_failed(o, e);
+  }
+}
+
+// A ZooKeeper lock is deleted by its own primitive: its holder's node goes
+// (the next waiter holds, the holder learns it was taken).
+int zookeeper_force_unlock(const InspectOptions& o, ClientOptions co) {
+  int code = 0;
+  auto client = open_client(std::move(co), o.common.quiet, code);
+  if (!client) return code;
+  try {
+    const bool unlocked = client->lock(o.name).force_unlock();
+    if (o.json) {
+      std::cout << "{\"name\":" << json_string(o.name)
+                << ",\"kind\":" << json_string(unlocked ? "lock" : "none")
+                << ",\"unlocked\":" << (unlocked ? "true" : "false") << "}\n";
+    } else {
+      std::cout << o.name << ": " << (unlocked ? "unlocked" : "was not locked") << "\n";
+    }
+    return 0;
+  } catch (const Error& e) {
+    return zk_failed(o, e);
+  }
+}
+
 }  // namespace
 
 int status_command(const InspectOptions& o) {
   int code = 0;
-  auto client = connect(o.common, code);
+  auto co = client_options(o.common, code);
+  if (!co) return code;
+  if (is_zookeeper(*co)) return zookeeper_status(o, *co);
+  auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;
   try {
     const Entry e = inspect_name(*client, o.name);
@@ -43,7 +120,10 @@ int status_command(const InspectOptions& o) {
 
 int list_command(const InspectOptions& o) {
   int code = 0;
-  auto client = connect(o.common, code);
+  auto co = client_options(o.common, code);
+  if (!co) return code;
+  if (is_zookeeper(*co)) return zookeeper_list(o, *co);
+  auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;
   try {
     std::string out = o.json ? "[" : "";
@@ -55,8 +135,7 @@ int list_command(const InspectOptions& o) {
       if (o.json) {
         out += (first ? "" : ",") + to_json(*e);
       } else {
-        out += e->name + "\t" + e->kind + "\t" +
-               (e->holders.empty() ? "-" : e->holders.front().id) + "\n";
+        out += list_line(*e);
       }
       first = false;
     }
@@ -74,7 +153,10 @@ int force_unlock_command(const InspectOptions& o) {
     return kExitUsage;
   }
   int code = 0;
-  auto client = connect(o.common, code);
+  auto co = client_options(o.common, code);
+  if (!co) return code;
+  if (is_zookeeper(*co)) return zookeeper_force_unlock(o, std::move(*co));
+  auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;
   try {
     const Entry e = inspect_name(*client, o.name);

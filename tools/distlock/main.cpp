@@ -1,6 +1,6 @@
 // distlock: run commands under a distributed lock or semaphore, and inspect
-// the locks on a Redis server. docs/cli.md is the manual; exit_codes.hpp the
-// exit codes.
+// the locks on a Redis server or a ZooKeeper ensemble. docs/cli.md is the manual; exit_codes.hpp
+// the exit codes.
 #include <CLI/CLI.hpp>
 #include <cstring>
 #include <iostream>
@@ -19,9 +19,10 @@ using distlock::cli::RunOptions;
 
 void add_common(CLI::App& app, CommonOptions& o) {
   app.add_option("--uri", o.uri,
-                 "Redis URI (default: $DISTLOCK_URI, $REDIS_URL, redis://127.0.0.1:6379)");
+                 "Redis or zookeeper:// URI (default: $DISTLOCK_URI, $REDIS_URL, "
+                 "redis://127.0.0.1:6379)");
   app.add_option("--watchdog", o.watchdog,
-                 "watchdog lease, renewed every third of it (default 30s)");
+                 "watchdog lease, renewed every third of it (default 30s; Redis only)");
   app.add_flag("-q,--quiet", o.quiet, "no messages from distlock itself on stderr");
 }
 
@@ -134,7 +135,7 @@ int dispatch(Commands& c, const std::vector<std::string>& command) {
 int main(int argc, char** argv) {
   distlock::cli::install_signal_handlers();
   const std::vector<std::string> command = split_command(argc, argv);
-  CLI::App app{"distlock: distributed locks on Redis for shell commands", "distlock"};
+  CLI::App app{"distlock: distributed locks on Redis or ZooKeeper for shell commands", "distlock"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "distlock " DISTLOCK_VERSION);
   Commands commands;

@@ -46,6 +46,10 @@ std::optional<RedlockNodes> parse_redlock_nodes(const std::string& list, std::st
       error = which + " does not parse: " + e.what();
       return std::nullopt;
     }
+    if (nodes.options.back().backend != ClientOptions::Backend::redis) {
+      error = which + " is not a Redis URI (Redlock runs over independent Redis masters)";
+      return std::nullopt;
+    }
     if (nodes.options.back().deployment != ClientOptions::Deployment::standalone) {
       error = which + " is not a single server (Redlock needs independent masters)";
       return std::nullopt;

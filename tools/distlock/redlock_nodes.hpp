@@ -19,7 +19,8 @@ struct RedlockNodes {
 // Splits `list` at its commas (a comma inside a URI is written %2C) and
 // parses each URI. nullopt with `error` set (never containing a password)
 // for an empty list, an empty entry, a URI that does not parse, a URI that
-// is not a standalone server, or two URIs naming the same server. No I/O.
+// is not a standalone Redis server (zookeeper:// included), or two URIs
+// naming the same server. No I/O.
 std::optional<RedlockNodes> parse_redlock_nodes(const std::string& list, std::string& error);
 
 // "host:port", "[v6]:port" or "unix:path" of a parsed URI.

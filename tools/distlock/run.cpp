@@ -1,5 +1,7 @@
 // distlock run: hold a lock while CMD runs.
+#include <memory>
 #include <optional>
+#include <stop_token>
 
 #include "distlock/error.hpp"
 #include "distlock/lease.hpp"
@@ -18,6 +20,49 @@ Lock lock_handle(Client& client, const RunOptions& o, const LockOptions& options
   return o.fenced ? client.fenced_lock(o.name, options) : client.lock(o.name, options);
 }
 
+// What `run` asks for that a ZooKeeper lock has not: false (after the
+// message) for any of it, before any I/O.
+bool zookeeper_can_run(const RunOptions& o,
+                       const Durations& d,
+                       const std::optional<std::chrono::milliseconds>& delay) {
+  if (o.fair) {
+    not_on_zookeeper("--fair",
+                     "a ZooKeeper lock is a queue already, first come first served: drop --fair");
+    return false;
+  }
+  if (d.lease) {
+    not_on_zookeeper("--lease",
+                     "a ZooKeeper lock is held by the session, not for a fixed lease; its "
+                     "timeout is ?session_timeout_ms= in the URI");
+    return false;
+  }
+  if (delay && delay->count() > 0) {
+    not_on_zookeeper("--lock-delay",
+                     "a holder's lock node goes with its session and the next in the queue "
+                     "holds at once");
+    return false;
+  }
+  return true;
+}
+
+// ZooKeeper: `run` treats the lock as lost as soon as it is uncertain (the
+// connection dropped, LeaseLostEvent::Reason::suspended), not only once it
+// is declared lost. From the drop on the ensemble may expire the session
+// (as early as a third of the session timeout later) without a cut-off
+// client hearing of it; SIGTERM at the drop gives CMD that time to wind
+// down before anyone else can hold the lock (docs/cli.md, "ZooKeeper").
+// `uncertain` is requested by the Client's on_lease_lost, on its I/O thread.
+void on_suspended_stop(ClientOptions& co,
+                       const std::shared_ptr<std::stop_source>& uncertain,
+                       bool quiet) {
+  co.on_lease_lost = [uncertain, quiet](const LeaseLostEvent& e) {
+    if (e.reason != LeaseLostEvent::Reason::suspended) return;
+    say(quiet, "the connection to ZooKeeper dropped: '" + e.name +
+                   "' is uncertain (the session may expire); treating it as lost");
+    uncertain->request_stop();
+  };
+}
+
 }  // namespace
 
 int run_lock(const RunOptions& o) {
@@ -29,7 +74,13 @@ int run_lock(const RunOptions& o) {
   }
   const LockOptions options{delay.value_or(std::chrono::milliseconds(0))};
   int code = 0;
-  auto client = connect(o.common, code);
+  auto co = client_options(o.common, code);
+  if (!co) return code;
+  const bool zookeeper = is_zookeeper(*co);
+  if (zookeeper && !zookeeper_can_run(o, d, delay)) return kExitUsage;
+  const auto uncertain = std::make_shared<std::stop_source>();
+  if (zookeeper) on_suspended_stop(*co, uncertain, o.common.quiet);
+  auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;
   std::error_code ec;
   std::string why;
@@ -52,8 +103,19 @@ int run_lock(const RunOptions& o) {
   if (const auto token = lease->fencing_token()) {
     env.emplace_back("DISTLOCK_FENCING_TOKEN", std::to_string(*token));
   }
+  // Lost: the lease's own loss (Redis; ZooKeeper's expired and taken), or,
+  // with ZooKeeper, uncertain (on_suspended_stop).
+  std::stop_source lost;
+  const std::stop_callback lease_lost(lease->stop_token(), [&lost] { lost.request_stop(); });
+  const std::stop_callback suspended(uncertain->get_token(), [&lost] { lost.request_stop(); });
+  // Acquired while the connection was already down: no event comes for it.
+  if (zookeeper && !lease->valid()) {
+    say(o.common.quiet, "the connection to ZooKeeper dropped: '" + o.name +
+                            "' is uncertain (the session may expire); treating it as lost");
+    lost.request_stop();
+  }
   const ChildResult child =
-      supervise(o.command, env, lease->stop_token(), d.kill_after, o.common.quiet);
+      supervise(o.command, env, lost.get_token(), d.kill_after, o.common.quiet);
   std::error_code release_ec;
   lease->release(release_ec);
   return finish(child, release_ec, o);

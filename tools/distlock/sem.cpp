@@ -16,7 +16,12 @@ int run_semaphore(const RunOptions& o) {
     return kExitUsage;
   }
   int code = 0;
-  auto client = connect(o.common, code);
+  auto co = client_options(o.common, code);
+  if (!co) return code;
+  if (is_zookeeper(*co)) {
+    return not_on_zookeeper("sem run", "the ZooKeeper backend has locks only, no semaphore");
+  }
+  auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;
   std::optional<Permit> permit;
   try {

@@ -105,7 +105,12 @@ int top_command(const InspectOptions& o) {
     return kExitUsage;
   }
   int code = 0;
-  auto client = connect(o.common, code);
+  auto co = client_options(o.common, code);
+  if (!co) return code;
+  if (is_zookeeper(*co)) {
+    return not_on_zookeeper("top", "use distlock list or status on a ZooKeeper URI");
+  }
+  auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;
   std::map<std::string, Seen> seen;
   try {
