@@ -20,6 +20,24 @@
 #include "runtime/identity.hpp"
 
 namespace distlock::backend::zk {
+
+// The sequence part Curator sorts by: what follows the last "lock-".
+std::string_view sequence_of(std::string_view child) {
+  constexpr std::string_view lock_name = "lock-";
+  const auto at = child.rfind(lock_name);
+  return at == std::string_view::npos ? std::string_view() : child.substr(at + lock_name.size());
+}
+
+// The lock nodes of a directory, in queue order (Curator's
+// StandardLockInternalsDriver order; other children are not in the queue).
+std::vector<std::string> queue_of(std::vector<std::string> children) {
+  std::erase_if(children, [](const std::string& c) { return sequence_of(c).empty(); });
+  std::sort(children.begin(), children.end(), [](const std::string& a, const std::string& b) {
+    return sequence_of(a) < sequence_of(b);
+  });
+  return children;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -33,22 +51,6 @@ constexpr Clock::time_point kNoDeadline = Clock::time_point::max();
 
 bool connection_trouble(int rc) {
   return rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT || rc == ZSESSIONMOVED;
-}
-
-// The sequence part Curator sorts by: what follows the last "lock-".
-std::string_view sequence_of(std::string_view child) {
-  const auto at = child.rfind(kLockName);
-  return at == std::string_view::npos ? std::string_view() : child.substr(at + kLockName.size());
-}
-
-// The lock nodes of a directory, in queue order (Curator's
-// StandardLockInternalsDriver order; other children are not in the queue).
-std::vector<std::string> queue_of(std::vector<std::string> children) {
-  std::erase_if(children, [](const std::string& c) { return sequence_of(c).empty(); });
-  std::sort(children.begin(), children.end(), [](const std::string& a, const std::string& b) {
-    return sequence_of(a) < sequence_of(b);
-  });
-  return children;
 }
 
 std::string base_name(const std::string& path) {

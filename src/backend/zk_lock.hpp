@@ -26,6 +26,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "backend/backend.hpp"
 
@@ -39,5 +41,12 @@ std::unique_ptr<Backend> make_zookeeper(const ClientOptions& options,
 // leading '/' of the name is dropped, so "/a/b" and "a/b" are one lock).
 // Throws Error(invalid_argument) for a name that is no valid ZooKeeper path.
 std::string lock_directory(const std::string& chroot, const std::string& name);
+
+// The sequence Curator orders a lock node by: what follows its last
+// "lock-"; empty for a child that is no lock node.
+std::string_view sequence_of(std::string_view child);
+// The lock nodes among a directory's `children`, in queue order (the first
+// holds); other children are not in the queue.
+std::vector<std::string> queue_of(std::vector<std::string> children);
 
 }  // namespace distlock::backend::zk

@@ -32,17 +32,6 @@ namespace {
 // and every failure reaches the caller as an error code and message.
 void no_log(const char* /*message*/) {}
 
-std::string host_list(const ClientOptions& o) {
-  std::string hosts;
-  for (const auto& seed : o.seeds) {
-    if (!hosts.empty()) hosts += ',';
-    const bool v6 = seed.host.find(':') != std::string::npos;
-    hosts += v6 ? "[" + seed.host + "]" : seed.host;
-    hosts += ':' + std::to_string(seed.port);
-  }
-  return hosts;
-}
-
 template <class F>
 void finish(const void* data, F fill) {
   auto* call = static_cast<Session::Call*>(const_cast<void*>(data));
@@ -75,6 +64,17 @@ void path_watcher(
 }
 
 }  // namespace
+
+std::string host_list(const ClientOptions& o) {
+  std::string hosts;
+  for (const auto& seed : o.seeds) {
+    if (!hosts.empty()) hosts += ',';
+    const bool v6 = seed.host.find(':') != std::string::npos;
+    hosts += v6 ? "[" + seed.host + "]" : seed.host;
+    hosts += ':' + std::to_string(seed.port);
+  }
+  return hosts;
+}
 
 Session::Session(const ClientOptions& options, runtime::Executor& executor)
     : options_(options), executor_(executor), hosts_(host_list(options)) {}

@@ -43,6 +43,10 @@ struct Reply {
   std::string data;                   // get: the node's data
 };
 
+// "h1:p1,[v6]:p2": the servers of `options.seeds` as the C client takes
+// them; never the credentials.
+std::string host_list(const ClientOptions& options);
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   // connecting: before the first connection, and after an expiry until the

@@ -6,6 +6,8 @@
 #endif
 #include <zookeeper/zookeeper.h>
 
+#include "backend/zk_lock.hpp"
+
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
@@ -30,11 +32,6 @@ void watcher(zhandle_t* /*zh*/, int type, int state, const char* /*path*/, void*
   std::lock_guard lock(c->mutex);
   c->up = true;
   c->cv.notify_all();
-}
-
-std::string sequence_of(const std::string& child) {
-  const auto at = child.rfind("lock-");
-  return at == std::string::npos ? std::string() : child.substr(at + 5);
 }
 
 }  // namespace
@@ -75,12 +72,7 @@ std::vector<std::string> ZkInspector::children(const std::string& path) {
 }
 
 std::vector<std::string> ZkInspector::queue(const std::string& dir) {
-  auto out = children(dir);
-  std::erase_if(out, [](const std::string& c) { return sequence_of(c).empty(); });
-  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-    return sequence_of(a) < sequence_of(b);
-  });
-  return out;
+  return backend::zk::queue_of(children(dir));
 }
 
 bool ZkInspector::exists(const std::string& path) {

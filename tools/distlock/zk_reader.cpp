@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "backend/zk_lock.hpp"
+#include "backend/zk_session.hpp"
 #include "distlock/error.hpp"
 
 namespace distlock::cli {
@@ -37,18 +38,6 @@ void watcher(zhandle_t* /*zh*/, int type, int state, const char* /*path*/, void*
   c->cv.notify_all();
 }
 
-// "h1:p1,[v6]:p2": the servers, never the credentials.
-std::string host_list(const ClientOptions& o) {
-  std::string hosts;
-  for (const auto& seed : o.seeds) {
-    if (!hosts.empty()) hosts += ',';
-    const bool v6 = seed.host.find(':') != std::string::npos;
-    hosts += v6 ? "[" + seed.host + "]" : seed.host;
-    hosts += ':' + std::to_string(seed.port);
-  }
-  return hosts;
-}
-
 [[noreturn]] void fail(int rc, const std::string& what) {
   if (rc == ZNOAUTH) {
     throw Error(errc::auth_failed, "ZooKeeper refused " + what +
@@ -64,21 +53,6 @@ std::string host_list(const ClientOptions& o) {
     throw Error(errc::invalid_argument, "ZooKeeper: " + what + ": not a valid path");
   }
   throw Error(errc::server_error, "ZooKeeper: " + what + " failed: " + zerror(rc));
-}
-
-// The sequence part Curator sorts by: what follows the last "lock-" (empty:
-// not a lock node). As the library's queue_of (src/backend/zk_lock.cpp).
-std::string sequence_of(const std::string& child) {
-  const auto at = child.rfind("lock-");
-  return at == std::string::npos ? std::string() : child.substr(at + 5);
-}
-
-std::vector<std::string> queue_of(std::vector<std::string> kids) {
-  std::erase_if(kids, [](const std::string& c) { return sequence_of(c).empty(); });
-  std::sort(kids.begin(), kids.end(), [](const std::string& a, const std::string& b) {
-    return sequence_of(a) < sequence_of(b);
-  });
-  return kids;
 }
 
 std::string join(const std::string& dir, const std::string& child) {
@@ -115,7 +89,7 @@ ZkReader::ZkReader(const ClientOptions& options) : chroot_(options.chroot) {
     std::lock_guard lock(connected.mutex);
     connected.up = false;
   }
-  const std::string hosts = host_list(options);
+  const std::string hosts = backend::zk::host_list(options);
   zh_ = zookeeper_init2(hosts.c_str(), watcher, static_cast<int>(options.session_timeout.count()),
                         nullptr, &connected, 0, no_log);
   if (zh_ == nullptr) {
@@ -168,7 +142,7 @@ bool ZkReader::data(const std::string& path, std::string& out, std::int64_t& czx
 }
 
 bool ZkReader::read_queue(const std::string& dir, const std::vector<std::string>& kids, Entry& e) {
-  const std::vector<std::string> queue = queue_of(kids);
+  const std::vector<std::string> queue = backend::zk::queue_of(kids);
   if (queue.empty()) return true;  // kind stays "none"
   std::string owner;
   std::int64_t czxid = 0;
@@ -209,14 +183,14 @@ void ZkReader::walk(const std::string& dir,
                     std::vector<Entry>& out) {
   std::vector<std::string> kids;
   if (!children(dir, kids)) return;  // deleted meanwhile (an empty container)
-  if (!name.empty() && zk_name_matches(pattern, name) && !queue_of(kids).empty()) {
+  if (!name.empty() && zk_name_matches(pattern, name) && !backend::zk::queue_of(kids).empty()) {
     Entry e = entry_of(name, dir);
     if (e.kind != "none") out.push_back(std::move(e));
   }
   if (depth >= kZkListDepth) return;
   for (const std::string& kid : kids) {
     // Lock nodes are ephemeral (no children); /zookeeper is the server's own.
-    if (!sequence_of(kid).empty()) continue;
+    if (!backend::zk::sequence_of(kid).empty()) continue;
     const std::string path = join(dir, kid);
     if (path == "/zookeeper") continue;
     walk(path, name.empty() ? kid : name + "/" + kid, depth + 1, pattern, out);
