@@ -10,6 +10,8 @@
 # forbids service starts, so nothing is left listening. Debian's zookeeper
 # package has no service to start (zookeeperd, never installed here, would
 # start one on 2181); the same policy-rc.d would forbid starting it anyway.
+# postgresql and mariadb-server would start their services on 5432 and 3306:
+# the policy-rc.d forbids that too.
 set -euo pipefail
 
 packages=(
@@ -33,6 +35,11 @@ packages=(
   # The ZooKeeper lock's interop tests run Apache Curator's InterProcessMutex
   # as a real peer (tests/support/curator_peer.hpp), compiled with javac.
   libcurator-recipes-java default-jdk-headless
+  # The SQL backends: the client libraries (libpq, MariaDB Connector/C), and
+  # the servers their tests start as fixtures on free loopback ports in
+  # scratch dirs (tests/support/postgres_server.hpp, mariadb_server.hpp).
+  # The policy-rc.d below keeps the packages' own services from starting.
+  libpq-dev libmariadb-dev postgresql mariadb-server
 )
 # A machine with NodeSource's nodejs already has npm bundled, and Debian's
 # npm package conflicts with it: add node and npm only when they are missing.

@@ -148,9 +148,12 @@ struct ClientOptions {
   /// (the default) is everything above; `zookeeper` is an ensemble whose
   /// servers are `seeds` (set by a zookeeper:// URI), with `chroot`,
   /// `session_timeout`, and digest credentials from username/password.
+  /// `mysql` (MySQL or MariaDB, GET_LOCK) and `postgresql` (advisory locks)
+  /// are one server at host:port, with username/password, `database` and
+  /// `tls`; each holding has a connection of its own (`max_connections`).
   /// A primitive a backend cannot provide fails at its factory with
   /// errc::not_supported.
-  enum class Backend { redis, zookeeper };
+  enum class Backend { redis, zookeeper, mysql, postgresql };
   Backend backend = Backend::redis;
   ///@}
   /// ZooKeeper: the path every lock path is relative to ("" or "/a/b"; the
@@ -162,6 +165,21 @@ struct ClientOptions {
   /// holder whose process or link stops is replaced this long after the
   /// ensemble last heard from it. Default 10 s; must be in [1 ms, 1 h].
   std::chrono::milliseconds session_timeout{10000};
+  /// MySQL/MariaDB and PostgreSQL: the database to connect to (the URI's
+  /// path; empty: the server's default for the user).
+  std::string database;
+  /// MySQL/MariaDB and PostgreSQL: the most connections the Client opens.
+  /// A lock is held by a connection: each holding, and each acquire while
+  /// it waits, has one of its own; an acquire that finds all in use waits
+  /// for one within its own wait (docs/backends.md). Default 16; must be
+  /// in [1, 10000].
+  std::size_t max_connections = 16;
+  /// MySQL/MariaDB and PostgreSQL: how often the connection of a holding is
+  /// asked a trivial query, so a link that went silent (no reset, no FIN)
+  /// loses the holding within this plus command_timeout. A connection the
+  /// server closes (KILL, pg_terminate_backend, a restart) is noticed at
+  /// once without it. Default 5 s; must be in [1 ms, 1 h].
+  std::chrono::milliseconds connection_check_interval{5000};
   /// One seed: a cluster node, a sentinel or a ZooKeeper server.
   struct Endpoint {
     std::string host;        ///< host name or IP address
