@@ -13,7 +13,7 @@
 #include <thread>
 #include <utility>
 
-#include "backend/lock_engine.hpp"
+#include "backend/engine_kit.hpp"
 #include "backend/zk_session.hpp"
 #include "distlock/error.hpp"
 #include "net/zk_path.hpp"
@@ -77,7 +77,7 @@ std::pair<std::error_code, std::string> failure(int rc, const std::string& what)
 class Core;
 
 // One holding: one lock node of this session.
-class Holding final : public runtime::LeaseState {
+class Holding final : public kit::Holding {
  public:
   Holding(std::shared_ptr<Core> core_of,
           std::shared_ptr<void> client_of,
@@ -85,37 +85,21 @@ class Holding final : public runtime::LeaseState {
           std::string owner_of,
           std::string node_of,
           std::chrono::milliseconds session_timeout,
-          const LostHandler* on_lost)
-      : LeaseState(std::move(name_of),
-                   std::move(owner_of),
-                   session_timeout,
-                   false,
-                   runtime::Renewal{},
-                   0.0,
-                   on_lost),
-        core(std::move(core_of)),
-        client(std::move(client_of)),
-        node(std::move(node_of)) {}
-
-  bool foreign() const noexcept override { return true; }
-  void release_foreign(std::error_code& ec) noexcept override;
-  void release_foreign_async(std::function<void(std::error_code)> done) noexcept override;
-  asio::any_io_executor foreign_executor() const override;
+          const LostHandler* on_lost);
 
   const std::shared_ptr<Core> core;
-  const std::shared_ptr<void> client;  // keeps the ClientImpl (its I/O thread) alive
   const std::string node;
-  std::weak_ptr<Holding> self;  // set by its maker
   // I/O thread: when its own node starts being watched (Core::track).
   std::unique_ptr<asio::steady_timer> watch_later;
+
+ private:
+  // Deletes its node; a deletion the connection's loss left unanswered is
+  // sent again after the reconnect (the release counts all the same).
+  void release_on_io(std::function<void(std::error_code)> done) override;
+  bool backend_closed() const noexcept override;
 };
 
-// What an acquire ends with.
-struct Got {
-  std::error_code ec;
-  std::string message;
-  std::shared_ptr<Holding> holding;  // acquired
-};
+using kit::Got;
 
 class AcquireOp;
 
@@ -133,13 +117,8 @@ class Core : public std::enable_shared_from_this<Core> {
   // Set by close(); read anywhere.
   std::atomic<bool> closed{false};
 
-  // Thread holds: (directory, thread) -> holding and count. Any thread.
-  struct ThreadHold {
-    std::shared_ptr<Holding> holding;
-    std::uint32_t count = 0;
-  };
-  std::mutex holds_mutex;
-  std::map<std::pair<std::string, std::thread::id>, ThreadHold> thread_holds;
+  // The threads' holds, by directory. Any thread.
+  kit::ThreadHolds holds;
 
   // I/O thread only from here on.
   void start() {
@@ -181,7 +160,7 @@ class Core : public std::enable_shared_from_this<Core> {
 
 // One acquire, on the I/O thread: create, list, watch the predecessor, list
 // again, until the node is first, the wait ends or it fails.
-class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
+class AcquireOp final : public kit::Attempt, public std::enable_shared_from_this<AcquireOp> {
  public:
   using Done = std::function<void(Got)>;
 
@@ -203,7 +182,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
         timer_(core_->executor.io()),
         done_(std::move(done)) {}
 
-  void start() {
+  void start() override {
     if (core_->closed) return end({errc::closed, "the client was closed", nullptr});
     core_->add(shared_from_this());
     if (deadline_) {
@@ -225,7 +204,7 @@ class AcquireOp : public std::enable_shared_from_this<AcquireOp> {
   }
 
   // Any thread.
-  void cancel() {
+  void cancel() override {
     asio::post(core_->executor.io(), [self = shared_from_this()] {
       self->give_up(make_error_code(std::errc::operation_canceled));
     });
@@ -617,55 +596,12 @@ void Core::shut_down() {
   waiting_.clear();
 }
 
-// Waits for `future`, whose value the I/O thread sets; the Client's closing
-// may stop the I/O thread before a posted call ran, so a stopped I/O thread
-// ends the wait with `stopped`.
-template <class T>
-T wait_for(Core& core, std::future<T>& future, T stopped) {
-  while (future.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
-    if (core.executor.io().stopped()) return stopped;
-  }
-  return future.get();
-}
-
 // Runs `start` (which issues one call on the I/O thread) and waits for its
 // reply. ZCLOSING when the Client is closed.
 Reply blocking(Core& core, std::function<void(Session::Done)> start, std::error_code& ec) {
-  ec.clear();
-  if (!core.executor.may_block(ec)) return Reply{ZCLOSING, {}, {}, {}, {}};
-  auto promise = std::make_shared<std::promise<Reply>>();
-  auto future = promise->get_future();
-  asio::post(core.executor.io(), [start = std::move(start), promise] {
-    start([promise](const Reply& r) { promise->set_value(r); });
-  });
-  return wait_for(core, future, Reply{ZCLOSING, {}, {}, {}, {}});
-}
-
-// Waits for an acquire started on the I/O thread.
-Got acquire_blocking(const std::shared_ptr<Core>& core,
-                     std::shared_ptr<void> client,
-                     const std::string& name,
-                     const std::string& dir,
-                     std::string owner,
-                     bool fenced,
-                     std::optional<std::chrono::milliseconds> wait) {
-  std::error_code ec;
-  if (!core->executor.may_block(ec)) {
-    return {ec,
-            ec == errc::closed ? "the client was closed"
-                               : "a blocking lock call on the client's I/O thread would deadlock; "
-                                 "use async_acquire there",
-            nullptr};
-  }
-  std::optional<Clock::time_point> deadline;
-  if (wait) deadline = Clock::now() + *wait;
-  auto promise = std::make_shared<std::promise<Got>>();
-  auto future = promise->get_future();
-  auto op =
-      std::make_shared<AcquireOp>(core, std::move(client), name, dir, std::move(owner), fenced,
-                                  deadline, [promise](Got g) { promise->set_value(std::move(g)); });
-  asio::post(core->executor.io(), [op] { op->start(); });
-  return wait_for(*core, future, Got{errc::closed, "the client was closed", nullptr});
+  return kit::blocking<Reply>(
+      core.executor, [start = std::move(start)](std::function<void(Reply)> done) { start(done); },
+      Reply{ZCLOSING, {}, {}, {}, {}}, ec);
 }
 
 std::error_code release_result(int rc) {
@@ -676,15 +612,32 @@ std::error_code release_result(int rc) {
   return errc::server_error;
 }
 
-// On the I/O thread: deletes the holding's node; `done` gets what
-// release(ec) reports. A deletion the connection's loss left unanswered is
-// sent again after the reconnect (the release counts all the same).
-void release_on_io(const std::shared_ptr<Holding>& h, std::function<void(std::error_code)> done) {
-  Core& core = *h->core;
-  core.untrack(h.get());
-  if (h->watch_later) h->watch_later->cancel();
-  if (h->lost()) return done(errc::lease_lost);
-  core.session->remove(h->node, [h, done = std::move(done)](const Reply& r) {
+Holding::Holding(std::shared_ptr<Core> core_of,
+                 std::shared_ptr<void> client_of,
+                 std::string name_of,
+                 std::string owner_of,
+                 std::string node_of,
+                 std::chrono::milliseconds session_timeout,
+                 const LostHandler* on_lost)
+    : kit::Holding(core_of->executor,
+                   std::move(client_of),
+                   std::move(name_of),
+                   std::move(owner_of),
+                   session_timeout,
+                   on_lost),
+      core(std::move(core_of)),
+      node(std::move(node_of)) {}
+
+bool Holding::backend_closed() const noexcept {
+  return core->closed;
+}
+
+void Holding::release_on_io(std::function<void(std::error_code)> done) {
+  auto h = std::static_pointer_cast<Holding>(self.lock());
+  core->untrack(this);
+  if (watch_later) watch_later->cancel();
+  if (lost()) return done(errc::lease_lost);
+  core->session->remove(node, [h, done = std::move(done)](const Reply& r) {
     if (connection_trouble(r.rc)) h->core->delete_node(h->node);
     const std::error_code ec = release_result(r.rc);
     if (ec == errc::lease_lost) h->mark_lost(LeaseLostEvent::Reason::taken);
@@ -692,178 +645,24 @@ void release_on_io(const std::shared_ptr<Holding>& h, std::function<void(std::er
   });
 }
 
-void Holding::release_foreign(std::error_code& ec) noexcept {
-  ec.clear();
-  if (released.exchange(true)) return;
-  if (core->closed || core->executor.closed()) {
-    ec = errc::closed;  // the session ended with the Client: the node is gone
-    return;
-  }
-  auto me = self.lock();
-  if (core->executor.on_io_thread()) {
-    release_on_io(me, [](std::error_code) {});
-    return;
-  }
-  auto promise = std::make_shared<std::promise<std::error_code>>();
-  auto future = promise->get_future();
-  asio::post(core->executor.io(), [me, promise] {
-    release_on_io(me, [promise](std::error_code e) { promise->set_value(e); });
-  });
-  ec = wait_for(*core, future, std::error_code(errc::closed));
-}
-
-void Holding::release_foreign_async(std::function<void(std::error_code)> done) noexcept {
-  auto me = self.lock();
-  if (released.exchange(true)) {
-    asio::post(core->executor.io(), [done = std::move(done)] { done({}); });
-    return;
-  }
-  if (core->closed || core->executor.closed()) {
-    asio::post(asio::system_executor(), [done = std::move(done)] { done(errc::closed); });
-    return;
-  }
-  asio::post(core->executor.io(),
-             [me, done = std::move(done)]() mutable { release_on_io(me, std::move(done)); });
-}
-
-asio::any_io_executor Holding::foreign_executor() const {
-  return core->executor.io().get_executor();
-}
-
-// The async acquire's cancel handle.
-class Cancel final : public detail::AsyncAcquire {
- public:
-  explicit Cancel(std::weak_ptr<AcquireOp> op) : op_(std::move(op)) {}
-  void cancel() override {
-    if (auto op = op_.lock()) op->cancel();
-  }
-
- private:
-  std::weak_ptr<AcquireOp> op_;
-};
-
-class Engine final : public LockEngine {
+class Engine final : public kit::Engine {
  public:
   Engine(std::shared_ptr<Core> core,
          std::shared_ptr<void> client,
          std::string name,
          std::string dir,
          bool fenced)
-      : core_(std::move(core)),
-        client_(std::move(client)),
-        name_(std::move(name)),
-        dir_(std::move(dir)),
-        fenced_(fenced) {}
+      : kit::Engine(core->executor,
+                    core->holds,
+                    std::move(client),
+                    std::move(name),
+                    std::move(dir),
+                    fenced,
+                    core->client_id),
+        core_(std::move(core)),
+        dir_(key_) {}
 
-  const std::string& name() const noexcept override { return name_; }
-  bool fenced() const noexcept override { return fenced_; }
   std::string_view backend() const noexcept override { return "ZooKeeper"; }
-
-  sync::AcquireOutcome lock_for_thread(std::optional<milliseconds> wait,
-                                       std::optional<milliseconds> lease) override {
-    sync::AcquireOutcome out;
-    if (lease) {
-      out.ec = errc::not_supported;
-      out.message = lease_refusal();
-      return out;
-    }
-    const auto key = std::make_pair(dir_, std::this_thread::get_id());
-    {
-      std::lock_guard lock(core_->holds_mutex);
-      auto it = core_->thread_holds.find(key);
-      if (it != core_->thread_holds.end()) {
-        if (!it->second.holding->lost()) {
-          ++it->second.count;  // reentry: counted here, as Curator does
-          out.acquired = true;
-          out.token = it->second.holding->fencing_token;
-          return out;
-        }
-        core_->thread_holds.erase(it);  // a lost holding: take a new one
-      }
-    }
-    Got got = acquire_blocking(core_, client_, name_, dir_, runtime::thread_owner(core_->client_id),
-                               fenced_, wait);
-    out.ec = got.ec;
-    out.message = std::move(got.message);
-    if (!got.holding) return out;
-    out.acquired = true;
-    out.token = got.holding->fencing_token;
-    std::lock_guard lock(core_->holds_mutex);
-    core_->thread_holds[key] = Core::ThreadHold{std::move(got.holding), 1};
-    return out;
-  }
-
-  std::error_code unlock_for_thread() noexcept override {
-    std::shared_ptr<Holding> last;
-    {
-      std::lock_guard lock(core_->holds_mutex);
-      auto it = core_->thread_holds.find(std::make_pair(dir_, std::this_thread::get_id()));
-      if (it == core_->thread_holds.end()) return errc::not_owner;
-      if (it->second.holding->lost()) {
-        last = std::move(it->second.holding);
-        core_->thread_holds.erase(it);
-        std::error_code ignored;
-        last->release_foreign(ignored);
-        return errc::lease_lost;
-      }
-      if (--it->second.count > 0) return {};
-      last = std::move(it->second.holding);
-      core_->thread_holds.erase(it);
-    }
-    std::error_code ec;
-    last->release_foreign(ec);
-    return ec;
-  }
-
-  std::shared_ptr<runtime::LeaseState> thread_holding() const override {
-    std::lock_guard lock(core_->holds_mutex);
-    auto it = core_->thread_holds.find(std::make_pair(dir_, std::this_thread::get_id()));
-    if (it == core_->thread_holds.end()) return nullptr;
-    return it->second.holding;
-  }
-
-  std::optional<Lease> acquire_lease(std::optional<milliseconds> wait,
-                                     std::optional<milliseconds> lease,
-                                     std::error_code& ec,
-                                     std::string& message) override {
-    if (lease) {
-      ec = errc::not_supported;
-      message = lease_refusal();
-      return std::nullopt;
-    }
-    Got got = acquire_blocking(core_, client_, name_, dir_,
-                               core_->client_id + ":" + runtime::random_token(), fenced_, wait);
-    ec = got.ec;
-    message = std::move(got.message);
-    if (!got.holding) return std::nullopt;
-    return detail::Access::lease(std::move(got.holding));
-  }
-
-  std::shared_ptr<detail::AsyncAcquire> async_acquire(
-      std::optional<milliseconds> wait,
-      std::unique_ptr<detail::Receiver<Lease>> receiver) override {
-    std::shared_ptr<detail::Receiver<Lease>> r = std::move(receiver);
-    if (wait && wait->count() < 0) {
-      asio::post(asio::system_executor(), [r] { r->complete(errc::invalid_argument, Lease()); });
-      return std::make_shared<Cancel>(std::weak_ptr<AcquireOp>());
-    }
-    std::optional<Clock::time_point> deadline;
-    if (wait) deadline = Clock::now() + *wait;
-    auto op = std::make_shared<AcquireOp>(
-        core_, client_, name_, dir_, core_->client_id + ":" + runtime::random_token(), fenced_,
-        deadline, [r](Got g) {
-          if (g.holding) return r->complete({}, detail::Access::lease(std::move(g.holding)));
-          // cancelled: asio's operation_aborted, as the Redis form reports it
-          if (g.ec == std::errc::operation_canceled) {
-            return r->complete(asio::error::operation_aborted, Lease());
-          }
-          r->complete(g.ec, Lease());
-        });
-    asio::post(core_->executor.io(), [op] { op->start(); });
-    return std::make_shared<Cancel>(op);
-  }
-
-  asio::any_io_executor executor() const override { return core_->executor.io().get_executor(); }
 
   bool is_locked(std::error_code& ec, std::string& what) const override {
     const Reply r = list(ec, what);
@@ -872,16 +671,9 @@ class Engine final : public LockEngine {
 
   std::uint32_t hold_count(std::error_code& ec, std::string& what) const override {
     ec.clear();
-    std::shared_ptr<Holding> h;
-    std::uint32_t count = 0;
-    {
-      std::lock_guard lock(core_->holds_mutex);
-      auto it = core_->thread_holds.find(std::make_pair(dir_, std::this_thread::get_id()));
-      if (it == core_->thread_holds.end()) return 0;
-      h = it->second.holding;
-      count = it->second.count;
-    }
-    const std::string node = h->node;
+    auto [held, count] = holds_.find(dir_);
+    if (!held) return 0;
+    const std::string node = std::static_pointer_cast<Holding>(held)->node;
     const Reply r = blocking(
         *core_, [core = core_, node](Session::Done d) { core->session->exists(node, d); }, ec);
     if (ec) return 0;
@@ -924,7 +716,14 @@ class Engine final : public LockEngine {
   }
 
  private:
-  static std::string lease_refusal() {
+  std::shared_ptr<kit::Attempt> attempt(std::string owner,
+                                        std::optional<Clock::time_point> deadline,
+                                        std::function<void(Got)> done) override {
+    return std::make_shared<AcquireOp>(core_, client_, name_, dir_, std::move(owner), fenced_,
+                                       deadline, std::move(done));
+  }
+
+  std::string lease_refusal() const override {
     return "ZooKeeper: a lock is held for the session, not for a fixed lease; acquire it "
            "without a lease (docs/backends.md)";
   }
@@ -949,10 +748,7 @@ class Engine final : public LockEngine {
   }
 
   const std::shared_ptr<Core> core_;
-  const std::shared_ptr<void> client_;
-  const std::string name_;
-  const std::string dir_;
-  const bool fenced_;
+  const std::string& dir_;  // the directory is the thread holds' key
 };
 
 class ZooKeeper final : public Backend {
@@ -983,10 +779,7 @@ class ZooKeeper final : public Backend {
         if (executor.io().stopped()) break;
       }
     }
-    {
-      std::lock_guard lock(core_->holds_mutex);
-      core_->thread_holds.clear();  // they keep the Client alive otherwise
-    }
+    core_->holds.clear();  // they keep the Client alive otherwise
     core_->session->close();
   }
 
