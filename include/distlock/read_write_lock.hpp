@@ -149,6 +149,8 @@ class ReadWriteLock : private Lock {
                 std::string name,
                 bool fenced,
                 std::chrono::milliseconds lock_delay = std::chrono::milliseconds(0));
+  // Another backend's sides (PostgreSQL: exclusive and shared advisory locks).
+  ReadWriteLock(Lock write, Lock read) : Lock(std::move(write)), read_(std::move(read)) {}
 
   Lock read_;  // the read side; the write side is the Lock this class is
 };
