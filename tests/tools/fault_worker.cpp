@@ -49,6 +49,13 @@
 //     empty is 0, then rewrite it with n+1: racy without the lock). Prints
 //     the same "done ..." line; increments counts reads+writes that both
 //     succeeded.
+//
+//   distlock_fault_worker hold URI NAME
+//     (issue 29) Takes the fenced lock NAME of any backend (the Client is made
+//     from the URI alone) and prints "acquired token=T". Then waits for
+//     SIGUSR1 (the test may pause it with SIGSTOP meanwhile), unlocks and
+//     prints "result valid=0|1 stop=0|1 unlock=E": whether it still held a
+//     valid lease, whether its stop token was requested, and unlock's error.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -506,17 +513,43 @@ int semaphore_history(const std::vector<std::string>& args) {
 
 }  // namespace
 
+int hold_mode(const std::vector<std::string>& args) {
+  if (args.size() != 2) {
+    std::fprintf(stderr, "usage: hold URI NAME\n");
+    return 2;
+  }
+  sigset_t usr1 = block_sigusr1();
+  distlock::Client client(args[0]);
+  distlock::Lock lock = client.fenced_lock(args[1]);
+  lock.lock();
+  std::printf("acquired token=%llu\n",
+              static_cast<unsigned long long>(lock.fencing_token().value_or(0)));
+  std::fflush(stdout);
+  int signal_number = 0;
+  sigwait(&usr1, &signal_number);
+  const bool valid = lock.lease_valid();
+  const bool stopped = lock.stop_token().stop_requested();
+  std::error_code unlock_error;
+  lock.unlock(unlock_error);
+  std::printf("result valid=%d stop=%d unlock=%s\n", valid ? 1 : 0, stopped ? 1 : 0,
+              code_name(unlock_error).c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(
-        stderr, "usage: %s hold-fenced|history|history-fair|history-zk|semaphore-history ARGS...\n",
-        argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s hold|hold-fenced|history|history-fair|history-zk|semaphore-history "
+                 "ARGS...\n",
+                 argv[0]);
     return 2;
   }
   const std::string mode = argv[1];
   const std::vector<std::string> args(argv + 2, argv + argc);
   try {
     if (mode == "hold-fenced") return hold_fenced(args);
+    if (mode == "hold") return hold_mode(args);
     if (mode == "history") return history_mode(args, "lock");
     if (mode == "history-fair") return history_mode(args, "fair");
     if (mode == "history-zk") return history_zk_mode(args);

@@ -1,7 +1,8 @@
-// The Lock contract, once, run against every backend (issue 28): the same
-// test body on a Redis server and on a ZooKeeper ensemble, through the same
-// public API; only the URI differs. What a backend cannot do is not here
-// (zk_lock_test.cpp checks that ZooKeeper refuses it).
+// The Lock contract, once, run against every backend (issues 28, 29): the
+// same test body on a Redis server, a ZooKeeper ensemble, a PostgreSQL and a
+// MariaDB server, through the same public API; only the URI differs. What a
+// backend cannot do is not here (zk_lock_test.cpp and tests/sql/ check that
+// it is refused).
 #include <gtest/gtest.h>
 
 #include <asio/bind_cancellation_slot.hpp>
@@ -16,6 +17,8 @@
 
 #include "distlock/client.hpp"
 #include "distlock/lock_async.hpp"
+#include "support/mariadb_server.hpp"
+#include "support/postgres_server.hpp"
 #include "support/redis_server.hpp"
 #include "support/zookeeper_ensemble.hpp"
 
@@ -57,19 +60,54 @@ class ZooKeeperDeployment final : public Deployment {
   ZooKeeperEnsemble ensemble_;
 };
 
-enum class Backend { redis, zookeeper };
+class PostgresDeployment final : public Deployment {
+ public:
+  Client client() const override { return Client(server_.uri()); }
+
+ private:
+  test::PostgresServer server_;
+};
+
+class MariaDbDeployment final : public Deployment {
+ public:
+  Client client() const override { return Client(server_.uri()); }
+
+ private:
+  test::MariaDbServer server_;
+};
+
+enum class Backend { redis, zookeeper, postgresql, mysql };
 
 std::string backend_name(const testing::TestParamInfo<Backend>& info) {
-  return info.param == Backend::redis ? "Redis" : "ZooKeeper";
+  switch (info.param) {
+    case Backend::redis:
+      return "Redis";
+    case Backend::zookeeper:
+      return "ZooKeeper";
+    case Backend::postgresql:
+      return "PostgreSQL";
+    case Backend::mysql:
+      return "MariaDB";
+  }
+  return "unknown";
 }
 
 class LockContract : public testing::TestWithParam<Backend> {
  protected:
   LockContract() {
-    if (GetParam() == Backend::redis) {
-      deployment_ = std::make_unique<RedisDeployment>();
-    } else {
-      deployment_ = std::make_unique<ZooKeeperDeployment>();
+    switch (GetParam()) {
+      case Backend::redis:
+        deployment_ = std::make_unique<RedisDeployment>();
+        break;
+      case Backend::zookeeper:
+        deployment_ = std::make_unique<ZooKeeperDeployment>();
+        break;
+      case Backend::postgresql:
+        deployment_ = std::make_unique<PostgresDeployment>();
+        break;
+      case Backend::mysql:
+        deployment_ = std::make_unique<MariaDbDeployment>();
+        break;
     }
   }
   Client client() const { return deployment_->client(); }
@@ -268,10 +306,11 @@ TEST_P(LockContract, StdUniqueLockAndScopedLockWorkUnchanged) {
   EXPECT_FALSE(lock.is_locked());
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends,
-                         LockContract,
-                         testing::Values(Backend::redis, Backend::zookeeper),
-                         backend_name);
+INSTANTIATE_TEST_SUITE_P(
+    Backends,
+    LockContract,
+    testing::Values(Backend::redis, Backend::zookeeper, Backend::postgresql, Backend::mysql),
+    backend_name);
 
 }  // namespace
 }  // namespace distlock
