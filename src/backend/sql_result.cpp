@@ -10,8 +10,8 @@ std::optional<std::int64_t> Result::integer() const {
   if (*value == "f") return 0;
   std::int64_t n = 0;
   const char* end = value->data() + value->size();
-  auto [at, ec] = std::from_chars(value->data(), end, n);
-  if (ec != std::errc() || at != end) return std::nullopt;
+  auto [at, err] = std::from_chars(value->data(), end, n);
+  if (err != std::errc() || at != end) return std::nullopt;
   return n;
 }
 
