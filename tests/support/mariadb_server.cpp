@@ -154,11 +154,10 @@ void stop_process(ChildProcess& process) {
 void build_template(const std::string& path) {
   const std::string staging = make_temp_dir("distlock-mariadb-staging-");
   try {
-    run_capture(
-        {kInstallDb, "--no-defaults", "--auth-root-authentication-method=normal", "--skip-test-db",
-         "--skip-auth-anonymous-user", "--datadir=" + staging + "/data", "--user=" + user_name(),
-         "--skip-log-bin", "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=4M"},
-        milliseconds(120000));
+    run_capture({kInstallDb, "--no-defaults", "--auth-root-authentication-method=normal",
+                 "--skip-test-db", "--datadir=" + staging + "/data", "--user=" + user_name(),
+                 "--skip-log-bin", "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=4M"},
+                milliseconds(120000));
     SpawnOptions spawn_options;
     spawn_options.output_path = staging + "/error.log";
     ChildProcess process = ChildProcess::spawn(server_argv(staging, 0), spawn_options);
