@@ -52,9 +52,9 @@ class Postgres final : public Server {
   ClientOptions options() const override { return server_.options(); }
   std::string uri() const override { return server_.uri(); }
   void kill_holder(const std::string& name) override {
-    server_.psql("SELECT pg_terminate_backend(pid)" + lock_rows(name));
+    server_.sql("SELECT pg_terminate_backend(pid)" + lock_rows(name));
   }
-  std::string admin(const std::string& sql) override { return server_.psql(sql); }
+  std::string admin(const std::string& sql) override { return server_.sql(sql); }
   void restart() override { server_.restart(); }
   bool postgresql() const override { return true; }
 
@@ -83,11 +83,13 @@ class MariaDb final : public Server {
   ClientOptions options() const override { return server_.options(); }
   std::string uri() const override { return server_.uri(); }
   void kill_holder(const std::string& name) override {
-    const std::string id = server_.sql("SELECT IS_USED_LOCK('" + name + "')");
-    ASSERT_FALSE(id.empty() || id == "NULL") << "nobody holds " << name;
-    server_.sql("KILL CONNECTION " + id);
+    const auto id = server_.root_query("SELECT IS_USED_LOCK('" + name + "')");
+    ASSERT_TRUE(id.has_value()) << "nobody holds " << name;
+    server_.kill_connection(std::stoll(*id));
   }
-  std::string admin(const std::string& sql) override { return server_.sql(sql); }
+  std::string admin(const std::string& sql) override {
+    return server_.root_query(sql).value_or("NULL");
+  }
   void restart() override { server_.restart(); }
   bool postgresql() const override { return false; }
 
