@@ -245,6 +245,31 @@ struct ClientOptions {
   /// default to 2181; user:password is digest authentication; options
   /// session_timeout_ms, connect_timeout_ms, command_timeout_ms (the others
   /// are Redis options and are refused).
+  ///
+  ///   mysql://[user[:password]@]host[:port][/database][?option=value&...]
+  ///   mariadb://...                 (the same: Backend::mysql)
+  ///   postgresql://[user[:password]@]host[:port][/database][?option=value&...]
+  ///   postgres://...                (the same: Backend::postgresql)
+  /// One server only (a host list is refused); the port defaults to 3306 or
+  /// 5432. user may come without a password, and may be empty (the server
+  /// or client library then decides). user, password and database are
+  /// percent-decoded; database is one path segment (write a '/' in it as
+  /// %2F) and, like user and password, may not hold a NUL. Options:
+  /// connect_timeout_ms, command_timeout_ms, max_connections (1..10000),
+  /// connection_check_interval_ms (1..3600000), tls (true/false), ca_file,
+  /// cert_file, key_file, verify_peer (true/false), server_name; on mysql://
+  /// also ssl-mode (or ssl_mode: DISABLED, REQUIRED, VERIFY_CA,
+  /// VERIFY_IDENTITY, any case), on postgresql:// also sslmode (disable,
+  /// require, verify-ca, verify-full). TLS is off unless tls=true or an ssl
+  /// mode other than DISABLED/disable turns it on; the other TLS options
+  /// never turn it on by themselves: without TLS on they are refused, as
+  /// they need rediss:// on Redis. REQUIRED/require sets verify_peer false;
+  /// VERIFY_CA/verify-ca are treated as VERIFY_IDENTITY/verify-full
+  /// (verify_peer true: certificate and host name). PREFERRED, prefer and
+  /// allow, which fall back to plain text, are refused; so are an ssl mode
+  /// together with tls or verify_peer, and ssl-mode with ssl_mode. Every
+  /// Redis and ZooKeeper option is refused by name.
+  ///
   /// Throws Error(errc::invalid_argument) naming the problem; the message never
   /// contains the password.
   static ClientOptions from_uri(std::string_view uri);

@@ -35,8 +35,9 @@ bool is_alnum(std::string_view text) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
 }
 
-// Recognises only `redis://USER:PW@...`, `rediss://USER:PW@...` and
-// `zookeeper://USER:PW@...` where USER is alnum (possibly empty, which a
+// Recognises only `redis://USER:PW@...`, `rediss://USER:PW@...`,
+// `zookeeper://USER:PW@...`, and the same after mysql://, mariadb://,
+// postgresql:// and postgres://, where USER is alnum (possibly empty, which a
 // zookeeper:// URI refuses: digest authentication needs a user), PW is alnum
 // of at least 6 characters, and that '@' is the last one of the authority
 // (RFC 3986: the authority ends at the first '/' or '?', its userinfo at its
@@ -44,7 +45,8 @@ bool is_alnum(std::string_view text) {
 // exactly PW. Returns nullopt otherwise.
 std::optional<Credentials> known_credentials(std::string_view uri) {
   std::string_view rest;
-  for (const std::string_view scheme : {"redis://", "rediss://", "zookeeper://"}) {
+  for (const std::string_view scheme : {"redis://", "rediss://", "zookeeper://", "mysql://",
+                                        "mariadb://", "postgresql://", "postgres://"}) {
     if (uri.starts_with(scheme)) rest = uri.substr(scheme.size());
   }
   const std::size_t authority_end = std::min(rest.find_first_of("/?"), rest.size());
