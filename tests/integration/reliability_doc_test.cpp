@@ -263,6 +263,16 @@ std::map<std::string, Check> uri_checks() {
       {"from_uri.zk_session_timeout_zero", parsing("zookeeper://127.0.0.1?session_timeout_ms=0")},
       {"from_uri.zk_redis_option", parsing("zookeeper://127.0.0.1?db=1")},
       {"from_uri.session_timeout_on_redis", parsing("redis://127.0.0.1?session_timeout_ms=5000")},
+      {"from_uri.sql_host_list", parsing("mysql://127.0.0.1,127.0.0.2")},
+      {"from_uri.sql_database_two_segments", parsing("postgresql://127.0.0.1/a/b")},
+      {"from_uri.sql_max_connections_zero", parsing("mysql://127.0.0.1?max_connections=0")},
+      {"from_uri.sql_check_interval_too_long",
+       parsing("postgresql://127.0.0.1?connection_check_interval_ms=3600001")},
+      {"from_uri.sql_tls_option_without_tls", parsing("mysql://127.0.0.1?ca_file=/x")},
+      {"from_uri.sql_sslmode_prefer", parsing("postgresql://127.0.0.1?sslmode=prefer")},
+      {"from_uri.sql_ssl_mode_twice", parsing("mysql://127.0.0.1?tls=true&ssl-mode=REQUIRED")},
+      {"from_uri.sql_redis_option", parsing("mysql://127.0.0.1?db=1")},
+      {"from_uri.pool_option_on_redis", parsing("redis://127.0.0.1?max_connections=4")},
   };
 }
 
@@ -305,6 +315,22 @@ std::map<std::string, Check> client_checks() {
       {"options.tls_ca_missing", constructing([](ClientOptions& o) {
          o.tls.enabled = true;
          o.tls.ca_file = "/nonexistent/ca.pem";
+       })},
+      {"options.sql_max_connections_zero", constructing([](ClientOptions& o) {
+         o.backend = ClientOptions::Backend::mysql;
+         o.max_connections = 0;
+       })},
+      {"options.sql_check_interval_zero", constructing([](ClientOptions& o) {
+         o.backend = ClientOptions::Backend::postgresql;
+         o.connection_check_interval = 0ms;
+       })},
+      {"options.sql_unix_path", constructing([](ClientOptions& o) {
+         o.backend = ClientOptions::Backend::mysql;
+         o.unix_path = "/run/mysqld/mysqld.sock";
+       })},
+      {"options.sql_seeds", constructing([](ClientOptions& o) {
+         o.backend = ClientOptions::Backend::postgresql;
+         o.seeds = {{"127.0.0.1", 5432}};
        })},
       {"command.empty",
        on_client([](Client& c) { c.command(std::span<const std::string_view>()); })},
