@@ -214,8 +214,8 @@ class Acquire final : public kit::Attempt, public std::enable_shared_from_this<A
       if (self->finished_) return;
       if (self->stage_ == Stage::connection) self->core_->pool->withdraw(self->ticket_);
       if (self->stage_ == Stage::locking && self->pooled_) self->pooled_->connection->cancel();
-      self->end({make_error_code(std::errc::operation_canceled),
-                 "the acquire of '" + self->name_ + "' was cancelled", nullptr});
+      self->end_after_undo({make_error_code(std::errc::operation_canceled),
+                            "the acquire of '" + self->name_ + "' was cancelled", nullptr});
     });
   }
 
@@ -331,7 +331,7 @@ class Acquire final : public kit::Attempt, public std::enable_shared_from_this<A
     auto h = std::make_shared<Holding>(core_, client_, name_, owner_, pooled_, lock_, shared_);
     pooled_ = nullptr;
     h->self = h;
-    h->fencing_token = token;
+    if (fenced_) h->fencing_token = token;
     h->set_deadline(kNoDeadline);
     h->active = true;
     core_->track(h);
@@ -351,21 +351,64 @@ class Acquire final : public kit::Attempt, public std::enable_shared_from_this<A
   }
 
   // After the acquire ended (cancelled, closed, timed out): a lock the
-  // statement took anyway is released, the connection goes back.
+  // statement took anyway is released, the connection goes back, and an
+  // owed completion is delivered.
   void undo(const std::shared_ptr<Pooled>& pooled, const Result& r) {
-    if (!pooled || pooled_ != pooled) return;  // discarded already
+    if (!pooled || pooled_ != pooled) return deliver();  // discarded already
     pooled_ = nullptr;
     const bool holds = stage_ == Stage::fencing ||
                        (stage_ == Stage::locking && core_->dialect.locked(r, wait_ms_) == true);
     if (connection_trouble(r.ec) || !pooled->connection->alive()) {
-      return core_->pool->discard(pooled);
+      core_->pool->discard(pooled);
+      return deliver();
     }
-    if (!holds) return core_->pool->put(pooled);
+    if (!holds) {
+      core_->pool->put(pooled);
+      return deliver();
+    }
     const Statement s = core_->dialect.unlock(lock_, shared_);
-    pooled->connection->query(s.text, s.params, [core = core_, pooled](const Result& u) {
-      if (u.ec) return core->pool->discard(pooled);
-      core->pool->put(pooled);
+    pooled->connection->query(s.text, s.params,
+                              [self = shared_from_this(), pooled](const Result& u) {
+                                if (u.ec) {
+                                  self->core_->pool->discard(pooled);
+                                } else {
+                                  self->core_->pool->put(pooled);
+                                }
+                                self->deliver();
+                              });
+  }
+
+  // Ends now when no statement is in flight. Otherwise it stops at once but
+  // completes only once the statement answered and what it took was undone
+  // (at most command_timeout later; then its connection is closed), so a
+  // cancelled acquire has left nothing behind when its completion runs.
+  void end_after_undo(Got got) {
+    if (finished_) return;
+    if (!pooled_ || (stage_ != Stage::locking && stage_ != Stage::fencing)) {
+      return end(std::move(got));
+    }
+    finished_ = true;
+    owed_ = std::move(got);
+    core_->acquires.erase(shared_from_this());
+    timer_.cancel();
+    timer_.expires_after(core_->options->command_timeout);
+    timer_.async_wait([self = shared_from_this()](std::error_code ec) {
+      if (ec || !self->owed_) return;
+      if (self->pooled_) {
+        self->core_->pool->discard(self->pooled_);
+        self->pooled_ = nullptr;
+      }
+      self->deliver();
     });
+  }
+
+  void deliver() {
+    if (!owed_) return;
+    Got got = std::move(*owed_);
+    owed_.reset();
+    timer_.cancel();
+    auto done = std::move(done_);
+    done(std::move(got));
   }
 
   // A statement failed: the acquire ends with its error; a connection in
@@ -381,7 +424,11 @@ class Acquire final : public kit::Attempt, public std::enable_shared_from_this<A
     }
     std::error_code ec = r.ec ? r.ec : std::error_code(errc::server_error);
     if (ec == errc::closed && !core_->closed) ec = errc::connection_lost;
-    end({ec, core_->what("the acquire of '" + name_ + "' failed: " + r.message), nullptr});
+    const std::string why =
+        r.message.empty() ? "the lock statement returned NULL (interrupted by KILL QUERY, or an "
+                            "error inside GET_LOCK)"
+                          : r.message;
+    end({ec, core_->what("the acquire of '" + name_ + "' failed: " + why), nullptr});
   }
 
   void end(Got got) {
@@ -409,6 +456,7 @@ class Acquire final : public kit::Attempt, public std::enable_shared_from_this<A
   std::shared_ptr<Pooled> pooled_;
   std::optional<std::int64_t> wait_ms_;  // nullopt: as long as it takes
   bool finished_ = false;
+  std::optional<Got> owed_;  // the completion end_after_undo holds back
 };
 
 void Core::shut_down() {

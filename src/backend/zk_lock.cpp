@@ -228,6 +228,23 @@ class AcquireOp final : public kit::Attempt, public std::enable_shared_from_this
     if (finished_) return;
     std::string message;
     if (ec) message = "the acquire of '" + name_ + "' was cancelled";
+    if (!node_.empty() && core_->session->state() == State::connected) {
+      // Completes once the ensemble deleted its node, so an acquire that
+      // gave up has left no place behind when its completion runs (the
+      // next holder's is_locked() would see it otherwise).
+      const std::string node = std::exchange(node_, std::string());
+      finished_ = true;
+      timer_.cancel();
+      core_->remove(shared_from_this());
+      core_->session->remove(node,
+                             [self = shared_from_this(), node,
+                              got = Got{ec, std::move(message), nullptr}](const Reply& r) mutable {
+                               if (connection_trouble(r.rc)) self->core_->delete_node(node);
+                               auto done = std::move(self->done_);
+                               done(std::move(got));
+                             });
+      return;
+    }
     drop_node();
     end({ec, std::move(message), nullptr});
   }

@@ -210,7 +210,7 @@ TEST_P(SqlLock, ASilentLinkLosesTheHoldingByTheLivenessCheck) {
 }
 
 TEST_P(SqlLock, AStoppedHolderProcessKeepsItsLockWhileItsConnectionLives) {
-  test::fault::Worker holder(
+  fault::Worker holder(
       std::vector<std::string>{DISTLOCK_FAULT_WORKER, "hold", server_->uri(), "stopped"});
   const auto acquired = holder.read_line(30s);
   ASSERT_TRUE(acquired && acquired->rfind("acquired", 0) == 0) << acquired.value_or("nothing");
@@ -225,8 +225,8 @@ TEST_P(SqlLock, AStoppedHolderProcessKeepsItsLockWhileItsConnectionLives) {
   holder.process().signal(SIGUSR1);
   const auto result = holder.read_line(30s);
   ASSERT_TRUE(result.has_value());
-  EXPECT_EQ(test::fault::field(*result, "valid"), "1") << *result;
-  EXPECT_EQ(test::fault::field(*result, "unlock"), "none") << *result;
+  EXPECT_EQ(fault::field(*result, "valid"), "1") << *result;
+  EXPECT_EQ(fault::field(*result, "unlock"), "none") << *result;
   EXPECT_TRUE(lock.try_lock_for(20s));
   lock.unlock();
 }
@@ -246,7 +246,8 @@ TEST_P(SqlLock, FencingTokensAreTheCounterRowUnderTheLock) {
       server_->postgresql()
           ? server_->admin("SELECT token FROM distlock_fence WHERE lock_key = " +
                            Postgres::key_of("fenced-row"))
-          : server_->admin("SELECT token FROM distlock_fence WHERE lock_name = 'fenced-row'");
+          : server_->admin(
+                "SELECT token FROM distlock_test.distlock_fence WHERE lock_name = 'fenced-row'");
   EXPECT_EQ(row, std::to_string(*second));
   lock.unlock();
 }
@@ -321,7 +322,7 @@ TEST_P(SqlLock, WrongCredentialsAndAnUnreachableServerFailNamingNeitherPassword)
     EXPECT_EQ(std::string(e.what()).find("Sekrit"), std::string::npos) << e.what();
   }
   o = server_->options();
-  o.port = test::free_port();
+  o.port = test::pick_free_ports(1).front();
   try {
     Client c(o);
     ADD_FAILURE() << "connected to a port nobody listens on";
