@@ -61,6 +61,49 @@ void validate_zookeeper(const ClientOptions& o) {
   }
 }
 
+// Backend::mysql and Backend::postgresql: one server at host:port and the
+// connection pool. The Redis-only fields that only tune Redis (db, coalesce,
+// replica acknowledgement, ...) and session_timeout are ignored; those that
+// name other servers or another way to reach one are refused, because the
+// Client would silently not use them.
+void validate_sql(const ClientOptions& o) {
+  const std::string backend =
+      o.backend == ClientOptions::Backend::mysql ? "a MySQL backend" : "a PostgreSQL backend";
+  if (o.host.empty()) bad("ClientOptions: host is empty");
+  if (o.port == 0) bad("ClientOptions: port 0 is not a valid port");
+  if (!o.unix_path.empty()) {
+    bad("ClientOptions: unix_path is a Redis option (" + backend + " connects to host:port)");
+  }
+  if (!o.seeds.empty() || o.deployment != ClientOptions::Deployment::standalone) {
+    bad("ClientOptions: seeds and a cluster or sentinel deployment are Redis and ZooKeeper "
+        "settings (" +
+        backend + " connects to one server, host:port)");
+  }
+  if (!o.sentinel_master.empty() || !o.sentinel_username.empty() || !o.sentinel_password.empty()) {
+    bad("ClientOptions: sentinel_master, sentinel_username and sentinel_password are Redis "
+        "Sentinel settings (" +
+        backend + " connects to one server, host:port)");
+  }
+  if (!o.chroot.empty()) bad("ClientOptions: chroot is a ZooKeeper option (" + backend + ")");
+  // The client libraries take C strings: a NUL would cut the value short.
+  for (const auto& [field, value] :
+       {std::pair{"username", &o.username}, std::pair{"password", &o.password},
+        std::pair{"database", &o.database}}) {
+    if (value->find('\0') != std::string::npos) {
+      bad(std::string("ClientOptions: ") + field + " contains a NUL byte");
+    }
+  }
+  if (o.max_connections < 1 || o.max_connections > 10'000) {
+    bad("ClientOptions: max_connections must be in [1, 10000], got " +
+        std::to_string(o.max_connections));
+  }
+  if (o.connection_check_interval < std::chrono::milliseconds(1) ||
+      o.connection_check_interval > std::chrono::hours(1)) {
+    bad("ClientOptions: connection_check_interval must be in [1 ms, 1 h], got " +
+        std::to_string(o.connection_check_interval.count()) + " ms");
+  }
+}
+
 // Backend::redis, where it connects: checked before the fields both backends
 // use (validate_redis_rest after them), in the order validate() always had.
 void validate_redis_endpoint(const ClientOptions& o) {
@@ -102,13 +145,18 @@ void validate_redis_rest(const ClientOptions& o) {
 }  // namespace
 
 void validate(const ClientOptions& o) {
-  const bool zookeeper = o.backend == ClientOptions::Backend::zookeeper;
-  if (!zookeeper && o.backend != ClientOptions::Backend::redis) {
-    bad("ClientOptions: backend must be redis or zookeeper, got " +
+  using Backend = ClientOptions::Backend;
+  const bool redis = o.backend == Backend::redis;
+  const bool zookeeper = o.backend == Backend::zookeeper;
+  const bool sql = o.backend == Backend::mysql || o.backend == Backend::postgresql;
+  if (!redis && !zookeeper && !sql) {
+    bad("ClientOptions: backend must be redis, zookeeper, mysql or postgresql, got " +
         std::to_string(static_cast<int>(o.backend)));
   }
   if (zookeeper) {
     validate_zookeeper(o);
+  } else if (sql) {
+    validate_sql(o);
   } else {
     validate_redis_endpoint(o);
   }
@@ -126,7 +174,7 @@ void validate(const ClientOptions& o) {
     bad("ClientOptions: watchdog_timeout must be at least 30 ms (renewal runs every third)");
   }
   if (o.long_hold_warning.count() < 0) bad("ClientOptions: long_hold_warning must be >= 0");
-  if (!zookeeper) validate_redis_rest(o);
+  if (redis) validate_redis_rest(o);
 }
 
 }  // namespace distlock

@@ -31,6 +31,11 @@ constexpr std::int64_t kMaxTimeoutMs = std::numeric_limits<std::int32_t>::max();
 // ClientOptions::session_timeout: at most 1 h.
 constexpr std::int64_t kMaxSessionTimeoutMs = 3'600'000;
 constexpr std::uint16_t kZooKeeperPort = 2181;
+constexpr std::uint16_t kMySqlPort = 3306;
+constexpr std::uint16_t kPostgreSqlPort = 5432;
+// ClientOptions::max_connections and connection_check_interval: their ranges.
+constexpr std::uint32_t kMaxConnections = 10'000;
+constexpr std::int64_t kMaxCheckIntervalMs = 3'600'000;
 // sockaddr_un::sun_path holds the path and its terminating NUL.
 constexpr std::size_t kMaxUnixPath = sizeof(sockaddr_un{}.sun_path) - 1;
 
@@ -57,6 +62,13 @@ ClientOptions UriParser::parse() {
   } else if (scheme_ == Scheme::zookeeper) {
     parse_seeds(authority);
     parse_chroot(path);
+  } else if (sql()) {
+    if (authority.find(',') != npos) {
+      fail("a " + product() + " URI names one server (got a comma-separated host list)");
+    }
+    options_.port = scheme_ == Scheme::mysql ? kMySqlPort : kPostgreSqlPort;
+    parse_host_port(authority);
+    parse_database_path(path);
   } else if (deployment_ != ClientOptions::Deployment::standalone) {
     parse_seeds(authority);
     if (deployment_ == ClientOptions::Deployment::sentinel) {
@@ -72,20 +84,38 @@ ClientOptions UriParser::parse() {
   if (!options_.tls.key_file.empty() && options_.tls.cert_file.empty()) {
     fail("option key_file requires cert_file");
   }
-  options_.tls.enabled = scheme_ == Scheme::rediss;
   options_.deployment = deployment_;
-  options_.backend = scheme_ == Scheme::zookeeper ? ClientOptions::Backend::zookeeper
-                                                  : ClientOptions::Backend::redis;
+  if (sql()) {
+    check_sql_tls();
+    options_.backend = scheme_ == Scheme::mysql ? ClientOptions::Backend::mysql
+                                                : ClientOptions::Backend::postgresql;
+  } else {
+    options_.tls.enabled = scheme_ == Scheme::rediss;
+    options_.backend = scheme_ == Scheme::zookeeper ? ClientOptions::Backend::zookeeper
+                                                    : ClientOptions::Backend::redis;
+  }
   return std::move(options_);
 }
 
-// Every message starts with "invalid Redis URI: ", or "invalid ZooKeeper URI: "
-// once the scheme is known to be zookeeper://. The password (as written and
-// decoded) is replaced by "***" wherever it would appear, even inside a
-// fragment that only happens to equal it.
+std::string UriParser::product() const {
+  switch (scheme_) {
+    case Scheme::zookeeper:
+      return "ZooKeeper";
+    case Scheme::mysql:
+      return "MySQL";
+    case Scheme::postgresql:
+      return "PostgreSQL";
+    default:
+      return "Redis";
+  }
+}
+
+// Every message starts with "invalid Redis URI: ", or "invalid ZooKeeper URI: ",
+// "invalid MySQL URI: " or "invalid PostgreSQL URI: " once the scheme is
+// known. The password (as written and decoded) is replaced by "***" wherever
+// it would appear, even inside a fragment that only happens to equal it.
 void UriParser::fail(const std::string& problem) const {
-  std::string message =
-      (scheme_ == Scheme::zookeeper ? "invalid ZooKeeper URI: " : "invalid Redis URI: ") + problem;
+  std::string message = "invalid " + product() + " URI: " + problem;
   replace_all(message, raw_password_);
   replace_all(message, options_.password);
   replace_all(message, options_.sentinel_password);
@@ -120,7 +150,11 @@ std::string_view UriParser::parse_scheme() {
   const bool plausible = !scheme.empty() && std::all_of(scheme.begin(), scheme.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
   });
-  if (!plausible) fail("missing scheme (expected redis://, rediss://, unix:// or zookeeper://)");
+  if (!plausible) {
+    fail(
+        "missing scheme (expected redis://, rediss://, unix://, zookeeper://, mysql:// or "
+        "postgresql://)");
+  }
   std::transform(scheme.begin(), scheme.end(), scheme.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const std::string shown = scheme;
@@ -141,10 +175,14 @@ std::string_view UriParser::parse_scheme() {
     scheme_ = Scheme::unix_socket;
   } else if (scheme == "zookeeper") {  // "zookeeper-cluster" stays unknown above
     scheme_ = Scheme::zookeeper;
+  } else if (scheme == "mysql" || scheme == "mariadb") {
+    scheme_ = Scheme::mysql;
+  } else if (scheme == "postgresql" || scheme == "postgres") {
+    scheme_ = Scheme::postgresql;
   } else {
     fail("unknown scheme " + quote(shown) +
          " (expected redis, rediss, unix, redis-cluster, rediss-cluster, redis-sentinel, "
-         "rediss-sentinel or zookeeper)");
+         "rediss-sentinel, zookeeper, mysql, mariadb, postgresql or postgres)");
   }
   const std::string_view after = uri_.substr(colon + 1);
   if (after.substr(0, 2) != "//") fail("missing '//' after '" + shown + ":'");
@@ -156,11 +194,26 @@ void UriParser::parse_userinfo(std::string_view userinfo) {
   if (colon == npos && scheme_ == Scheme::zookeeper) {
     fail("digest authentication needs user:password (the password is missing)");
   }
-  if (colon == npos) fail("user name without a password (expected [user]:password@)");
-  raw_password_ = userinfo.substr(colon + 1);
+  if (colon == npos && !sql()) fail("user name without a password (expected [user]:password@)");
+  // MySQL and PostgreSQL take a user without a password (trust, peer or
+  // .pgpass authentication); then there is no password to hide.
+  raw_password_ = colon == npos ? std::string_view() : userinfo.substr(colon + 1);
   options_.username = decode(userinfo.substr(0, colon), "the user name");
   options_.password = decode(raw_password_, "the password");
   if (scheme_ == Scheme::zookeeper) check_digest_credentials();
+  if (sql()) {
+    check_no_nul(options_.username, "the user name");
+    check_no_nul(options_.password, "the password");
+  }
+}
+
+// The MySQL and PostgreSQL client libraries take C strings: a NUL would cut
+// the value short and log in as someone else, or to another database.
+void UriParser::check_no_nul(const std::string& text, std::string_view what) const {
+  if (text.find('\0') != std::string::npos) {
+    fail(std::string(what) + " contains a NUL byte (%00), which the " + product() +
+         " client library cannot send");
+  }
 }
 
 // ZooKeeper's digest scheme authenticates "user:password" and splits it at
@@ -200,9 +253,11 @@ void UriParser::parse_host_port(std::string_view host_port) {
   } else {
     const std::size_t colon = host_port.find(':');
     if (colon != npos && host_port.find(':', colon + 1) != npos) {
-      fail(scheme_ == Scheme::zookeeper
-               ? "an IPv6 address must be enclosed in brackets, as in zookeeper://[::1]:2181"
-               : "an IPv6 address must be enclosed in brackets, as in redis://[::1]:6379");
+      const char* example = scheme_ == Scheme::zookeeper    ? "zookeeper://[::1]:2181"
+                            : scheme_ == Scheme::mysql      ? "mysql://[::1]:3306"
+                            : scheme_ == Scheme::postgresql ? "postgresql://[::1]:5432"
+                                                            : "redis://[::1]:6379";
+      fail(std::string("an IPv6 address must be enclosed in brackets, as in ") + example);
     }
     has_port = colon != npos;
     host = host_port.substr(0, colon);
@@ -322,6 +377,23 @@ void UriParser::parse_unix_path(std::string_view authority, std::string_view pat
   }
 }
 
+// [/database]: "" and "/" leave it to the server (the user's default); one
+// path segment, percent-decoded, so a '/' in the name is written %2F.
+void UriParser::parse_database_path(std::string_view path) {
+  if (path.empty() || path == "/") return;
+  const std::string_view raw = path.substr(1);
+  if (raw.find('/') != npos) {
+    fail("unexpected path " + quote(path) +
+         " (the database name is one path segment; write a '/' in it as %2F)");
+  }
+  std::string database = decode(raw, "the database name");
+  check_no_nul(database, "the database name");
+  if (std::any_of(database.begin(), database.end(), is_control)) {
+    fail("database name " + quote(database) + " contains a control character");
+  }
+  options_.database = std::move(database);
+}
+
 void UriParser::parse_query(std::string_view query) {
   while (!query.empty()) {
     const std::size_t amp = std::min(query.find('&'), query.size());
@@ -348,7 +420,14 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
     apply_zookeeper_option(name, value);
     return;
   }
+  if (sql()) {
+    apply_sql_option(name, value);
+    return;
+  }
   if (name == "session_timeout_ms") fail("option " + quote(name) + " requires a zookeeper:// URI");
+  if (name == "max_connections" || name == "connection_check_interval_ms") {
+    fail("option " + quote(name) + " requires a mysql:// or postgresql:// URI");
+  }
   struct TlsString {
     std::string_view name;
     std::string TlsOptions::*member;
@@ -399,10 +478,7 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
     }
     options_.client_name = value;
   } else if (name == "coalesce" || name == "preload_scripts") {
-    if (value != "true" && value != "false") {
-      fail(name + " " + quote(value) + " must be true or false");
-    }
-    (name == "coalesce" ? options_.coalesce : options_.preload_scripts) = value == "true";
+    (name == "coalesce" ? options_.coalesce : options_.preload_scripts) = parse_bool(name, value);
   } else if (name == "sharded_pubsub") {
     if (value == "auto") {
       options_.sharded_pubsub = ClientOptions::ShardedPubsub::automatic;
@@ -415,10 +491,7 @@ void UriParser::apply_option(const std::string& name, const std::string& value) 
     }
   } else if (name == "verify_peer") {
     require_tls(name);
-    if (value != "true" && value != "false") {
-      fail("verify_peer " + quote(value) + " must be true or false");
-    }
-    options_.tls.verify_peer = value == "true";
+    options_.tls.verify_peer = parse_bool(name, value);
   } else {
     require_tls(name);
     options_.tls.*(tls->member) = value;
@@ -441,6 +514,123 @@ void UriParser::apply_zookeeper_option(const std::string& name, const std::strin
   } else {
     options_.command_timeout = parse_timeout(name, value, kMaxTimeoutMs);
   }
+}
+
+// The options of a mysql:// or postgresql:// URI; every Redis and ZooKeeper
+// option is refused by name. TLS settings (ca_file, cert_file, key_file,
+// server_name, verify_peer) need TLS turned on in the same URI, by tls=true
+// or the ssl mode (check_sql_tls), as they need rediss:// on Redis: a setting
+// never changes the transport by itself.
+void UriParser::apply_sql_option(const std::string& name, const std::string& value) {
+  const bool mysql = scheme_ == Scheme::mysql;
+  const bool ssl_mode = mysql ? name == "ssl-mode" || name == "ssl_mode" : name == "sslmode";
+  static constexpr std::string_view kNames[] = {"connect_timeout_ms",
+                                                "command_timeout_ms",
+                                                "max_connections",
+                                                "connection_check_interval_ms",
+                                                "tls",
+                                                "ca_file",
+                                                "cert_file",
+                                                "key_file",
+                                                "verify_peer",
+                                                "server_name"};
+  if (!ssl_mode && std::find(std::begin(kNames), std::end(kNames), name) == std::end(kNames)) {
+    fail("option " + quote(name) + " is not a " + product() +
+         " option (expected connect_timeout_ms, command_timeout_ms, max_connections, "
+         "connection_check_interval_ms, tls, ca_file, cert_file, key_file, verify_peer, "
+         "server_name or " +
+         (mysql ? "ssl-mode" : "sslmode") + ")");
+  }
+  if (value.empty()) fail("option " + quote(name) + " has no value");
+  if (ssl_mode) {
+    apply_ssl_mode(name, value);
+  } else if (name == "connect_timeout_ms") {
+    options_.connect_timeout = parse_timeout(name, value, kMaxTimeoutMs);
+  } else if (name == "command_timeout_ms") {
+    options_.command_timeout = parse_timeout(name, value, kMaxTimeoutMs);
+  } else if (name == "connection_check_interval_ms") {
+    options_.connection_check_interval = parse_timeout(name, value, kMaxCheckIntervalMs);
+  } else if (name == "max_connections") {
+    std::uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (!is_digits(value) || ec != std::errc() || n < 1 || n > kMaxConnections) {
+      fail("max_connections " + quote(value) + " is not a number of connections 1..10000");
+    }
+    options_.max_connections = n;
+  } else if (name == "tls") {
+    claim(tls_set_by_, name, "TLS on or off");
+    options_.tls.enabled = parse_bool(name, value);
+  } else {
+    if (first_tls_setting_.empty()) first_tls_setting_ = name;
+    if (name == "verify_peer") {
+      claim(verify_set_by_, name, "verify_peer");
+      options_.tls.verify_peer = parse_bool(name, value);
+    } else {
+      std::string TlsOptions::*member = name == "ca_file"     ? &TlsOptions::ca_file
+                                        : name == "cert_file" ? &TlsOptions::cert_file
+                                        : name == "key_file"  ? &TlsOptions::key_file
+                                                              : &TlsOptions::server_name;
+      options_.tls.*member = value;
+    }
+  }
+}
+
+// PostgreSQL's sslmode and MySQL's ssl-mode (or ssl_mode), as libpq and the
+// mysql client take them. verify-ca / VERIFY_CA are treated as verify-full /
+// VERIFY_IDENTITY: verify_peer checks the certificate and the host name
+// together. The modes that fall back to plain text (allow, prefer,
+// PREFERRED) are refused: a lock server reached unencrypted by surprise is
+// what the URI meant to rule out.
+void UriParser::apply_ssl_mode(const std::string& name, const std::string& value) {
+  claim(tls_set_by_, name, "TLS on or off");
+  claim(verify_set_by_, name, "verify_peer");
+  const bool mysql = scheme_ == Scheme::mysql;
+  std::string mode = value;
+  if (mysql) {  // the mysql client reads --ssl-mode case-insensitively
+    std::transform(mode.begin(), mode.end(), mode.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  }
+  const std::string_view off = mysql ? "DISABLED" : "disable";
+  const std::string_view encrypt = mysql ? "REQUIRED" : "require";
+  const std::string_view verify_ca = mysql ? "VERIFY_CA" : "verify-ca";
+  const std::string_view verify_full = mysql ? "VERIFY_IDENTITY" : "verify-full";
+  const std::string expected = "(expected " + std::string(off) + ", " + std::string(encrypt) +
+                               ", " + std::string(verify_ca) + " or " + std::string(verify_full);
+  if (mode == off) {
+    options_.tls.enabled = false;
+  } else if (mode == encrypt || mode == verify_ca || mode == verify_full) {
+    options_.tls.enabled = true;
+    options_.tls.verify_peer = mode != encrypt;
+  } else if (mode == (mysql ? "PREFERRED" : "prefer") || (!mysql && mode == "allow")) {
+    fail(name + " " + quote(value) + " is not supported " + expected +
+         "; distlock never falls back to an unencrypted connection)");
+  } else {
+    fail(name + " " + quote(value) + " is not an ssl mode " + expected + ")");
+  }
+}
+
+// Two options that set the same thing (tls and sslmode; ssl-mode and
+// ssl_mode; verify_peer and an ssl mode) would leave it to their order.
+void UriParser::claim(std::string& setter, const std::string& name, std::string_view what) {
+  if (!setter.empty()) {
+    fail("options " + quote(setter) + " and " + quote(name) + " both set " + std::string(what) +
+         " (give one)");
+  }
+  setter = name;
+}
+
+void UriParser::check_sql_tls() const {
+  if (first_tls_setting_.empty() || options_.tls.enabled) return;
+  fail("option " + quote(first_tls_setting_) + " requires TLS, which this URI leaves off (add " +
+       (scheme_ == Scheme::mysql ? "tls=true or ssl-mode=REQUIRED, VERIFY_CA or VERIFY_IDENTITY"
+                                 : "tls=true or sslmode=require, verify-ca or verify-full") +
+       ")");
+}
+
+bool UriParser::parse_bool(const std::string& name, const std::string& value) const {
+  if (value != "true" && value != "false")
+    fail(name + " " + quote(value) + " must be true or false");
+  return value == "true";
 }
 
 std::chrono::milliseconds UriParser::parse_timeout(std::string_view name,

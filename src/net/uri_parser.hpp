@@ -1,5 +1,6 @@
 // UriParser: reads the text of a redis://, rediss://, unix://, redis-cluster://,
-// redis-sentinel:// or zookeeper:// URI into the ClientOptions it describes
+// redis-sentinel://, zookeeper://, mysql:// (mariadb://) or postgresql://
+// (postgres://) URI into the ClientOptions it describes
 // (ClientOptions::from_uri). No I/O.
 #pragma once
 
@@ -15,8 +16,9 @@ namespace distlock::net {
 
 // One parse of one URI. parse() returns the options, or throws Error with
 // errc::invalid_argument and a message starting "invalid Redis URI: " (or
-// "invalid ZooKeeper URI: " once the scheme is zookeeper://) that never
-// contains the password. The URI text must outlive the parser.
+// "invalid ZooKeeper URI: ", "invalid MySQL URI: " or "invalid PostgreSQL
+// URI: " once the scheme is known) that never contains the password. The URI
+// text must outlive the parser.
 class UriParser {
  public:
   explicit UriParser(std::string_view uri) : uri_(uri) {}
@@ -24,8 +26,10 @@ class UriParser {
   ClientOptions parse();
 
  private:
-  enum class Scheme { redis, rediss, unix_socket, zookeeper };
+  enum class Scheme { redis, rediss, unix_socket, zookeeper, mysql, postgresql };
 
+  bool sql() const { return scheme_ == Scheme::mysql || scheme_ == Scheme::postgresql; }
+  std::string product() const;
   [[noreturn]] void fail(const std::string& problem) const;
   std::string quote(std::string_view fragment) const;
   std::string decode(std::string_view text, std::string_view what) const;
@@ -41,9 +45,16 @@ class UriParser {
   std::uint16_t parse_port(std::string_view text) const;
   void parse_db_path(std::string_view path);
   void parse_unix_path(std::string_view authority, std::string_view path);
+  void parse_database_path(std::string_view path);
+  void check_no_nul(const std::string& text, std::string_view what) const;
   void parse_query(std::string_view query);
   void apply_option(const std::string& name, const std::string& value);
   void apply_zookeeper_option(const std::string& name, const std::string& value);
+  void apply_sql_option(const std::string& name, const std::string& value);
+  void apply_ssl_mode(const std::string& name, const std::string& value);
+  void claim(std::string& setter, const std::string& name, std::string_view what);
+  bool parse_bool(const std::string& name, const std::string& value) const;
+  void check_sql_tls() const;
   int parse_db(std::string_view text) const;
   std::chrono::milliseconds parse_timeout(std::string_view name,
                                           std::string_view text,
@@ -61,6 +72,11 @@ class UriParser {
   bool hide_fragments_ = false;
   bool db_in_path_ = false;
   std::vector<std::string> seen_options_;
+  // SQL schemes: the option that turned TLS on or off (tls or the ssl mode),
+  // the one that set verify_peer, and the first TLS setting, which needs TLS on.
+  std::string tls_set_by_;
+  std::string verify_set_by_;
+  std::string first_tls_setting_;
 };
 
 }  // namespace distlock::net

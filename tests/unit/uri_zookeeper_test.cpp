@@ -371,7 +371,7 @@ TEST(ZooKeeperOptions, ValidateRefusesEachBadFieldNamingIt) {
       {"connect timeout 0", [](ClientOptions& o) { o.connect_timeout = 0ms; },
        errc::invalid_argument, "connect_timeout must be positive"},
       {"backend out of range", [](ClientOptions& o) { o.backend = static_cast<Backend>(7); },
-       errc::invalid_argument, "backend must be redis or zookeeper, got 7"},
+       errc::invalid_argument, "backend must be redis, zookeeper, mysql or postgresql, got 7"},
   };
   for (const Case& c : cases) {
     ClientOptions o = zookeeper_options();
