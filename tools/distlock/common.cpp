@@ -39,8 +39,14 @@ std::optional<ClientOptions> client_options(const CommonOptions& options, int& e
     return std::nullopt;
   }
   if (watchdog && is_zookeeper(*out)) {
-    exit_code = not_on_zookeeper(
-        "--watchdog", "a lock is held by the session; set ?session_timeout_ms= in the URI");
+    exit_code = not_on_backend(
+        *out, "--watchdog", "a lock is held by the session; set ?session_timeout_ms= in the URI");
+    return std::nullopt;
+  }
+  if (watchdog && is_sql(*out)) {
+    exit_code = not_on_backend(*out, "--watchdog",
+                               "a lock is held by its connection, nothing renews it; a silent "
+                               "link is found by ?connection_check_interval_ms= in the URI");
     return std::nullopt;
   }
   if (watchdog) out->watchdog_timeout = *watchdog;
@@ -68,8 +74,27 @@ bool is_zookeeper(const ClientOptions& options) {
   return options.backend == ClientOptions::Backend::zookeeper;
 }
 
-int not_on_zookeeper(const std::string& what, const std::string& why) {
-  say(false, what + ": not supported by the ZooKeeper backend (" + why + ")");
+bool is_sql(const ClientOptions& options) {
+  return options.backend == ClientOptions::Backend::mysql ||
+         options.backend == ClientOptions::Backend::postgresql;
+}
+
+std::string backend_name(const ClientOptions& options) {
+  switch (options.backend) {
+    case ClientOptions::Backend::zookeeper:
+      return "ZooKeeper";
+    case ClientOptions::Backend::mysql:
+      return "MySQL/MariaDB";
+    case ClientOptions::Backend::postgresql:
+      return "PostgreSQL";
+    case ClientOptions::Backend::redis:
+      break;
+  }
+  return "Redis";
+}
+
+int not_on_backend(const ClientOptions& options, const std::string& what, const std::string& why) {
+  say(false, what + ": not supported by the " + backend_name(options) + " backend (" + why + ")");
   return kExitUsage;
 }
 

@@ -28,7 +28,8 @@ std::string effective_uri(const std::string& given);
 
 // The ClientOptions of the effective URI and the common options, before any
 // I/O. On a URI or option that does not parse, or one the URI's backend
-// lacks (--watchdog on zookeeper://), prints why and sets `exit_code` to
+// lacks (--watchdog on zookeeper://, mysql:// or postgresql://), prints why
+// and sets `exit_code` to
 // kExitUsage. Never throws.
 std::optional<ClientOptions> client_options(const CommonOptions& options, int& exit_code);
 // Makes the Client of `client_options` (connecting). On failure prints why
@@ -41,9 +42,15 @@ std::optional<Client> connect(const CommonOptions& options, int& exit_code);
 
 // True for a zookeeper:// URI (ClientOptions::Backend::zookeeper).
 bool is_zookeeper(const ClientOptions& options);
-// Says "<what>: not supported by the ZooKeeper backend (<why>)" (even when
-// quiet: it is a usage error) and returns kExitUsage.
-int not_on_zookeeper(const std::string& what, const std::string& why);
+// True for a mysql:// or postgresql:// URI: a lock held by a connection
+// (GET_LOCK, advisory locks), nothing else.
+bool is_sql(const ClientOptions& options);
+// The backend's name in messages: "Redis", "ZooKeeper", "MySQL/MariaDB" or
+// "PostgreSQL".
+std::string backend_name(const ClientOptions& options);
+// Says "<what>: not supported by the <backend_name> backend (<why>)" (even
+// when quiet: it is a usage error) and returns kExitUsage.
+int not_on_backend(const ClientOptions& options, const std::string& what, const std::string& why);
 
 // The exit code for a failed library call: kExitUsage for invalid_argument
 // and not_supported, kExitUnavailable for everything else (unreachable, timeout, refused by an

@@ -1,5 +1,6 @@
-// distlock status / list / force-unlock, on Redis (inspect.hpp) and on
-// ZooKeeper (zk_reader.hpp).
+// distlock status / list / force-unlock, on Redis (inspect.hpp), on
+// ZooKeeper (zk_reader.hpp) and on MySQL/MariaDB and PostgreSQL
+// (sql_inspect.hpp).
 #include <iostream>
 #include <optional>
 
@@ -9,6 +10,7 @@
 #include "distlock/simple_lock.hpp"
 #include "exit_codes.hpp"
 #include "inspect.hpp"
+#include "sql_inspect.hpp"
 #include "zk_reader.hpp"
 
 namespace distlock::cli {
@@ -79,9 +81,11 @@ int zookeeper_list(const InspectOptions& o, const ClientOptions& co) {
   }
 }
 
-// A ZooKeeper lock is deleted by its own primitive: its holder's node goes
-// (the next waiter holds, the holder learns it was taken).
-int zookeeper_force_unlock(const InspectOptions& o, ClientOptions co) {
+// A lock held by a session is freed by its own primitive, which tells the
+// holder: on ZooKeeper the holder's node goes (the next waiter holds, the
+// holder learns it was taken); on MySQL/MariaDB and PostgreSQL the holder's
+// session is ended (KILL CONNECTION, pg_terminate_backend).
+int session_force_unlock(const InspectOptions& o, ClientOptions co) {
   int code = 0;
   auto client = open_client(std::move(co), o.common.quiet, code);
   if (!client) return code;
@@ -107,6 +111,7 @@ int status_command(const InspectOptions& o) {
   auto co = client_options(o.common, code);
   if (!co) return code;
   if (is_zookeeper(*co)) return zookeeper_status(o, *co);
+  if (is_sql(*co)) return sql_status(o, std::move(*co));
   auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;
   try {
@@ -123,6 +128,7 @@ int list_command(const InspectOptions& o) {
   auto co = client_options(o.common, code);
   if (!co) return code;
   if (is_zookeeper(*co)) return zookeeper_list(o, *co);
+  if (is_sql(*co)) return sql_no_listing(*co, "list");
   auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;
   try {
@@ -155,7 +161,7 @@ int force_unlock_command(const InspectOptions& o) {
   int code = 0;
   auto co = client_options(o.common, code);
   if (!co) return code;
-  if (is_zookeeper(*co)) return zookeeper_force_unlock(o, std::move(*co));
+  if (is_zookeeper(*co) || is_sql(*co)) return session_force_unlock(o, std::move(*co));
   auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;
   try {

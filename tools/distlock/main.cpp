@@ -1,5 +1,6 @@
 // distlock: run commands under a distributed lock or semaphore, and inspect
-// the locks on a Redis server or a ZooKeeper ensemble. docs/cli.md is the manual; exit_codes.hpp
+// the locks on a Redis server, a ZooKeeper ensemble, or a MySQL/MariaDB or
+// PostgreSQL server. docs/cli.md is the manual; exit_codes.hpp
 // the exit codes.
 #include <CLI/CLI.hpp>
 #include <cstring>
@@ -19,7 +20,8 @@ using distlock::cli::RunOptions;
 
 void add_common(CLI::App& app, CommonOptions& o) {
   app.add_option("--uri", o.uri,
-                 "Redis or zookeeper:// URI (default: $DISTLOCK_URI, $REDIS_URL, "
+                 "Redis, zookeeper://, mysql:// or postgresql:// URI (default: $DISTLOCK_URI, "
+                 "$REDIS_URL, "
                  "redis://127.0.0.1:6379)");
   app.add_option("--watchdog", o.watchdog,
                  "watchdog lease, renewed every third of it (default 30s; Redis only)");
@@ -135,7 +137,9 @@ int dispatch(Commands& c, const std::vector<std::string>& command) {
 int main(int argc, char** argv) {
   distlock::cli::install_signal_handlers();
   const std::vector<std::string> command = split_command(argc, argv);
-  CLI::App app{"distlock: distributed locks on Redis or ZooKeeper for shell commands", "distlock"};
+  CLI::App app{
+      "distlock: distributed locks on Redis, ZooKeeper, MySQL or PostgreSQL for shell commands",
+      "distlock"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "distlock " DISTLOCK_VERSION);
   Commands commands;

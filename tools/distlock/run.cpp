@@ -22,26 +22,62 @@ Lock lock_handle(Client& client, const RunOptions& o, const LockOptions& options
 
 // What `run` asks for that a ZooKeeper lock has not: false (after the
 // message) for any of it, before any I/O.
-bool zookeeper_can_run(const RunOptions& o,
+bool zookeeper_can_run(const ClientOptions& co,
+                       const RunOptions& o,
                        const Durations& d,
                        const std::optional<std::chrono::milliseconds>& delay) {
   if (o.fair) {
-    not_on_zookeeper("--fair",
-                     "a ZooKeeper lock is a queue already, first come first served: drop --fair");
+    not_on_backend(co, "--fair",
+                   "a ZooKeeper lock is a queue already, first come first served: drop --fair");
     return false;
   }
   if (d.lease) {
-    not_on_zookeeper("--lease",
-                     "a ZooKeeper lock is held by the session, not for a fixed lease; its "
-                     "timeout is ?session_timeout_ms= in the URI");
+    not_on_backend(co, "--lease",
+                   "a ZooKeeper lock is held by the session, not for a fixed lease; its "
+                   "timeout is ?session_timeout_ms= in the URI");
     return false;
   }
   if (delay && delay->count() > 0) {
-    not_on_zookeeper("--lock-delay",
-                     "a holder's lock node goes with its session and the next in the queue "
-                     "holds at once");
+    not_on_backend(co, "--lock-delay",
+                   "a holder's lock node goes with its session and the next in the queue "
+                   "holds at once");
     return false;
   }
+  return true;
+}
+
+// The same for MySQL/MariaDB's GET_LOCK and PostgreSQL's advisory locks,
+// which the server holds for the connection that took them (the library
+// refuses these too, but only once connected).
+bool sql_can_run(const ClientOptions& co,
+                 const RunOptions& o,
+                 const Durations& d,
+                 const std::optional<std::chrono::milliseconds>& delay) {
+  if (o.fair) {
+    not_on_backend(co, "--fair",
+                   "no fair lock: the server hands a free lock to its waiters in its own order");
+    return false;
+  }
+  if (d.lease) {
+    not_on_backend(co, "--lease",
+                   "a lock is held by its connection, not for a fixed lease: it ends when the "
+                   "connection does");
+    return false;
+  }
+  if (delay && delay->count() > 0) {
+    not_on_backend(co, "--lock-delay",
+                   "the server frees a lock the moment its holder's connection ends");
+    return false;
+  }
+  return true;
+}
+
+bool backend_can_run(const ClientOptions& co,
+                     const RunOptions& o,
+                     const Durations& d,
+                     const std::optional<std::chrono::milliseconds>& delay) {
+  if (is_zookeeper(co)) return zookeeper_can_run(co, o, d, delay);
+  if (is_sql(co)) return sql_can_run(co, o, d, delay);
   return true;
 }
 
@@ -76,8 +112,8 @@ int run_lock(const RunOptions& o) {
   int code = 0;
   auto co = client_options(o.common, code);
   if (!co) return code;
+  if (!backend_can_run(*co, o, d, delay)) return kExitUsage;
   const bool zookeeper = is_zookeeper(*co);
-  if (zookeeper && !zookeeper_can_run(o, d, delay)) return kExitUsage;
   const auto uncertain = std::make_shared<std::stop_source>();
   if (zookeeper) on_suspended_stop(*co, uncertain, o.common.quiet);
   auto client = open_client(std::move(*co), o.common.quiet, code);
@@ -103,8 +139,9 @@ int run_lock(const RunOptions& o) {
   if (const auto token = lease->fencing_token()) {
     env.emplace_back("DISTLOCK_FENCING_TOKEN", std::to_string(*token));
   }
-  // Lost: the lease's own loss (Redis; ZooKeeper's expired and taken), or,
-  // with ZooKeeper, uncertain (on_suspended_stop).
+  // Lost: the lease's own loss (Redis; ZooKeeper's expired and taken; the
+  // holding's connection ended on MySQL/PostgreSQL), or, with ZooKeeper,
+  // uncertain (on_suspended_stop).
   std::stop_source lost;
   const std::stop_callback lease_lost(lease->stop_token(), [&lost] { lost.request_stop(); });
   const std::stop_callback suspended(uncertain->get_token(), [&lost] { lost.request_stop(); });

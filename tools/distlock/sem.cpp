@@ -18,8 +18,8 @@ int run_semaphore(const RunOptions& o) {
   int code = 0;
   auto co = client_options(o.common, code);
   if (!co) return code;
-  if (is_zookeeper(*co)) {
-    return not_on_zookeeper("sem run", "the ZooKeeper backend has locks only, no semaphore");
+  if (co->backend != ClientOptions::Backend::redis) {
+    return not_on_backend(*co, "sem run", "this backend has locks only, no semaphore");
   }
   auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;

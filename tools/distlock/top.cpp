@@ -14,6 +14,7 @@
 #include "distlock/error.hpp"
 #include "exit_codes.hpp"
 #include "inspect.hpp"
+#include "sql_inspect.hpp"
 #include "terminal.hpp"
 
 namespace distlock::cli {
@@ -108,8 +109,9 @@ int top_command(const InspectOptions& o) {
   auto co = client_options(o.common, code);
   if (!co) return code;
   if (is_zookeeper(*co)) {
-    return not_on_zookeeper("top", "use distlock list or status on a ZooKeeper URI");
+    return not_on_backend(*co, "top", "use distlock list or status on a ZooKeeper URI");
   }
+  if (is_sql(*co)) return sql_no_listing(*co, "top");
   auto client = open_client(std::move(*co), o.common.quiet, code);
   if (!client) return code;
   std::map<std::string, Seen> seen;
