@@ -28,11 +28,11 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "backends_report.hpp"
 #include "curator_contender.hpp"
 #include "distlock/client.hpp"
 #include "distlock/client_options.hpp"
@@ -117,24 +117,6 @@ std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
-std::string figure(double v, int decimals = 0) {
-  if (v < 0) return "failed";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  std::string s = buf;  // thousands separators for the integer part
-  const auto dot = s.find('.');
-  for (auto i = (dot == std::string::npos ? s.size() : dot); i > 3; i -= 3) s.insert(i - 3, ",");
-  return s;
-}
-
-// a / b as "0.12x", "-" when either is missing.
-std::string ratio(double a, double b) {
-  if (a <= 0 || b <= 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", a / b);
-  return buf;
-}
-
 std::vector<std::string> split(const std::string& list) {
   std::vector<std::string> out;
   for (std::size_t at = 0; at < list.size();) {
@@ -183,6 +165,66 @@ std::string self_path(const char* argv0) {
   char exe[4096];
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   return n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : argv0;
+}
+
+// Runs every contender through the loops (the uncontended ones, the
+// handoffs, the deaths, in that order), printing a line per result.
+distlock::bench::BackendsReport measure(const std::vector<Contender>& contenders,
+                                        const Settings& s) {
+  distlock::bench::BackendsReport rep;
+  // 1. Uncontended.
+  for (const int threads : s.threads) {
+    for (std::size_t i = 0; i < contenders.size(); ++i) {
+      const Contender& c = contenders[i];
+      const Throughput r =
+          c.uncontended(threads, "u" + std::to_string(threads) + "-c" + std::to_string(i) + "-");
+      rep.tp[threads].push_back(r);
+      std::printf(
+          "uncontended contender=\"%s\" threads=%d pairs_per_s=%.1f acquire_p50_us=%.0f "
+          "acquire_p99_us=%.0f pairs=%ld warmup_pairs=%ld",
+          c.name.c_str(), threads, r.pairs_per_s, r.p50_us, r.p99_us, r.pairs, r.warmup_pairs);
+      if (r.requests_per_pair >= 0) std::printf(" zk_requests_per_pair=%.2f", r.requests_per_pair);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+
+  // 2. Contended handoff.
+  for (const int threads : s.handoff_threads) {
+    for (std::size_t i = 0; i < contenders.size(); ++i) {
+      const Contender& c = contenders[i];
+      const Handoff r =
+          c.handoff(threads, "h" + std::to_string(threads) + "-c" + std::to_string(i));
+      rep.ho[threads].push_back(r);
+      std::printf(
+          "handoff contender=\"%s\" threads=%d handoff_p50_us=%.0f handoff_p99_us=%.0f "
+          "acquisitions=%ld acquisitions_per_s=%.1f handoffs=%ld\n",
+          c.name.c_str(), threads, r.p50_us, r.p99_us, r.pairs, r.pairs_per_s, r.handoffs);
+      std::fflush(stdout);
+    }
+  }
+
+  // 3. Death to next holder.
+  for (std::size_t i = 0; s.death && i < contenders.size(); ++i) {
+    rep.deaths.push_back(contenders[i].death("d-c" + std::to_string(i)));
+    const Death& d = rep.deaths.back();
+    std::printf("death contender=\"%s\" kill_to_next_holder_ms=%.1f held_before_kill_ms=%.0f%s%s\n",
+                contenders[i].name.c_str(), d.ms, d.held_ms,
+                d.error.empty() ? "" : " error=", d.error.c_str());
+    std::fflush(stdout);
+  }
+
+  for (const Contender& c : contenders) {
+    rep.names.push_back(c.name);
+    rep.leases.push_back(c.lease);
+    rep.raw_round_trips_per_s.push_back(c.raw_round_trips_per_s);
+  }
+  rep.threads = s.threads;
+  rep.handoff_threads = s.handoff_threads;
+  rep.death = s.death;
+  rep.mariadb_connections = kMariaDbConnections;
+  rep.postgres_connections = kPostgresConnections;
+  return rep;
 }
 
 }  // namespace
@@ -317,156 +359,10 @@ int main(int argc, char** argv) {
                         });
     if (wanted) contenders.push_back(c);
   }
-  const auto index_of = [&](const std::string& name) {
-    for (std::size_t i = 0; i < contenders.size(); ++i) {
-      if (contenders[i].name == name) return static_cast<int>(i);
-    }
-    return -1;
-  };
-  const int redis_ref = index_of("redis Lock");
-  const int zk_at = index_of("distlock zookeeper");
-  const int curator_ref = index_of("curator");
 
-  // 1. Uncontended.
-  std::map<int, std::vector<Throughput>> tp;
-  for (const int threads : s.threads) {
-    for (std::size_t i = 0; i < contenders.size(); ++i) {
-      const Contender& c = contenders[i];
-      const Throughput r =
-          c.uncontended(threads, "u" + std::to_string(threads) + "-c" + std::to_string(i) + "-");
-      tp[threads].push_back(r);
-      std::printf(
-          "uncontended contender=\"%s\" threads=%d pairs_per_s=%.1f acquire_p50_us=%.0f "
-          "acquire_p99_us=%.0f pairs=%ld warmup_pairs=%ld",
-          c.name.c_str(), threads, r.pairs_per_s, r.p50_us, r.p99_us, r.pairs, r.warmup_pairs);
-      if (r.requests_per_pair >= 0) std::printf(" zk_requests_per_pair=%.2f", r.requests_per_pair);
-      std::printf("\n");
-      std::fflush(stdout);
-    }
-  }
-
-  // 2. Contended handoff.
-  std::map<int, std::vector<Handoff>> ho;
-  for (const int threads : s.handoff_threads) {
-    for (std::size_t i = 0; i < contenders.size(); ++i) {
-      const Contender& c = contenders[i];
-      const Handoff r =
-          c.handoff(threads, "h" + std::to_string(threads) + "-c" + std::to_string(i));
-      ho[threads].push_back(r);
-      std::printf(
-          "handoff contender=\"%s\" threads=%d handoff_p50_us=%.0f handoff_p99_us=%.0f "
-          "acquisitions=%ld acquisitions_per_s=%.1f handoffs=%ld\n",
-          c.name.c_str(), threads, r.p50_us, r.p99_us, r.pairs, r.pairs_per_s, r.handoffs);
-      std::fflush(stdout);
-    }
-  }
-
-  // 3. Death to next holder.
-  std::vector<Death> deaths;
-  for (std::size_t i = 0; s.death && i < contenders.size(); ++i) {
-    deaths.push_back(contenders[i].death("d-c" + std::to_string(i)));
-    const Death& d = deaths.back();
-    std::printf("death contender=\"%s\" kill_to_next_holder_ms=%.1f held_before_kill_ms=%.0f%s%s\n",
-                contenders[i].name.c_str(), d.ms, d.held_ms,
-                d.error.empty() ? "" : " error=", d.error.c_str());
-    std::fflush(stdout);
-  }
-
-  // The tables.
-  std::printf("\n## Raw round trips: one connection, the server's C driver, one thread\n\n");
-  for (const auto& [what, r] : raws) {
-    std::printf("- %s: %s/s (p50 %s us)\n", what, figure(r.per_s).c_str(),
-                figure(r.p50_us).c_str());
-  }
-  std::printf(
-      "\n## Uncontended: lock+unlock pairs/s (acquire p50 / p99 us), each thread its own "
-      "name\n\n| threads |");
-  for (const Contender& c : contenders) std::printf(" %s |", c.name.c_str());
-  std::printf("\n|---|");
-  for (std::size_t i = 0; i < contenders.size(); ++i) std::printf("---|");
-  std::printf("\n");
-  for (const int threads : s.threads) {
-    std::printf("| %d |", threads);
-    for (const Throughput& r : tp[threads]) {
-      std::printf(" %s (%s / %s) |", figure(r.pairs_per_s).c_str(), figure(r.p50_us).c_str(),
-                  figure(r.p99_us).c_str());
-    }
-    std::printf("\n");
-  }
-  std::printf("\nRatios, this run: pairs/s against redis Lock's at the same threads");
-  std::printf("\n\n| threads |");
-  for (const Contender& c : contenders) std::printf(" %s |", c.name.c_str());
-  std::printf("\n|---|");
-  for (std::size_t i = 0; i < contenders.size(); ++i) std::printf("---|");
-  std::printf("\n");
-  for (const int threads : s.threads) {
-    std::printf("| %d |", threads);
-    for (const Throughput& r : tp[threads]) {
-      const double ref = redis_ref >= 0 ? tp[threads][redis_ref].pairs_per_s : -1;
-      std::printf(" %s |", ratio(r.pairs_per_s, ref).c_str());
-    }
-    std::printf("\n");
-  }
-  if (!s.threads.empty()) {
-    const int t = s.threads.front();
-    std::printf(
-        "\nAt %d thread(s), pairs/s against the server's raw round trips/s (one connection; "
-        "a pair is at least 2 round trips, so at most 0.50x):\n",
-        t);
-    for (std::size_t i = 0; i < contenders.size(); ++i) {
-      if (contenders[i].raw_round_trips_per_s < 0) continue;
-      std::printf("  %s: %s\n", contenders[i].name.c_str(),
-                  ratio(tp[t][i].pairs_per_s, contenders[i].raw_round_trips_per_s).c_str());
-    }
-  }
-  if (zk_at >= 0 && curator_ref >= 0) {
-    std::printf("\ndistlock zookeeper against curator (the ZooKeeper reference), pairs/s:");
-    for (const int threads : s.threads) {
-      std::printf(
-          " %d thread(s) %s;", threads,
-          ratio(tp[threads][zk_at].pairs_per_s, tp[threads][curator_ref].pairs_per_s).c_str());
-    }
-    std::printf(
-        "\nrequests the ensemble received per pair (every node, warm-up and connect "
-        "included):");
-    for (const int threads : s.threads) {
-      std::printf(" %d thread(s) zookeeper %.2f, curator %.2f;", threads,
-                  tp[threads][zk_at].requests_per_pair, tp[threads][curator_ref].requests_per_pair);
-    }
-    std::printf("\n");
-  }
-  std::printf(
-      "\nmariadb GET_LOCK: a Client of max_connections %zu; postgres advisory: %zu (the "
-      "fixture's server allows 60), so above %zu threads some wait for a connection\n",
-      kMariaDbConnections, kPostgresConnections, kPostgresConnections);
-  for (const int threads : s.handoff_threads) {
-    std::printf(
-        "\n## Contended: %d threads on one name (handoff: release -> another thread's "
-        "acquire)\n\n| contender | handoff p50 us | handoff p99 us | p50 / redis Lock's | "
-        "acquisitions/s | handoffs / acquisitions |\n|---|---|---|---|---|---|\n",
-        threads);
-    for (std::size_t i = 0; i < contenders.size(); ++i) {
-      const Handoff& r = ho[threads][i];
-      const double ref = redis_ref >= 0 ? ho[threads][redis_ref].p50_us : -1;
-      std::printf("| %s | %s | %s | %s | %s | %ld / %ld |\n", contenders[i].name.c_str(),
-                  figure(r.p50_us).c_str(), figure(r.p99_us).c_str(),
-                  ratio(r.handoffs > 0 ? r.p50_us : -1, ref).c_str(), figure(r.pairs_per_s).c_str(),
-                  r.handoffs, r.pairs);
-    }
-  }
-  if (s.death) {
-    std::printf(
-        "\n## Death to next holder (one sample each): holder process SIGKILLed, a waiter "
-        "already in line\n\n| contender | lease | kill -> next holder ms | held before "
-        "the kill ms |\n|---|---|---|---|\n");
-    for (std::size_t i = 0; i < deaths.size(); ++i) {
-      const Death& d = deaths[i];
-      std::printf("| %s | %s | %s%s%s | %s |\n", contenders[i].name.c_str(),
-                  contenders[i].lease.c_str(),
-                  figure(d.ms, d.ms >= 0 && d.ms < 100 ? 1 : 0).c_str(),
-                  d.error.empty() ? "" : "; ", d.error.c_str(), figure(d.held_ms).c_str());
-    }
-  }
+  distlock::bench::BackendsReport rep = measure(contenders, s);
+  for (const auto& [what, r] : raws) rep.raws.emplace_back(what, r);
+  distlock::bench::print_report(rep);
   std::printf("\nload average at end %s; total %.0f s\n", load_average().c_str(),
               std::chrono::duration<double>(Clock::now() - run_start).count());
   return 0;
