@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -38,6 +39,11 @@ class PostgreSql final : public Dialect {
 
   std::string server_lock(const std::string& name) const override {
     return std::to_string(postgresql_key(name));
+  }
+
+  Statement session_setup(std::chrono::milliseconds idle_limit) const override {
+    return {"SELECT set_config('idle_session_timeout', $1, false)",
+            {milliseconds_text(idle_limit.count())}};
   }
 
   std::optional<Statement> before_lock(const std::string& /*lock*/,
@@ -122,6 +128,14 @@ class MySql final : public Dialect {
   std::string_view name() const noexcept override { return "MySQL"; }
 
   std::string server_lock(const std::string& name) const override { return mysql_lock_name(name); }
+
+  Statement session_setup(std::chrono::milliseconds idle_limit) const override {
+    // wait_timeout takes whole seconds, and no string: the number is ours.
+    const auto seconds = std::chrono::ceil<std::chrono::seconds>(idle_limit).count();
+    return {
+        "SET SESSION wait_timeout = " + std::to_string(std::clamp<long long>(seconds, 1, 31536000)),
+        {}};
+  }
 
   std::optional<Statement> before_lock(const std::string& /*lock*/,
                                        std::optional<std::int64_t> /*wait_ms*/,

@@ -5,6 +5,7 @@
 // returned (a session id to KILL).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +31,12 @@ class Dialect {
   // name it cannot map.
   virtual std::string server_lock(const std::string& name) const = 0;
 
+  // Run once on every new connection: the server ends the session when it
+  // has been idle (no statement) for `idle_limit`, and with it the session's
+  // locks (PostgreSQL's idle_session_timeout, MySQL's wait_timeout). A
+  // holding's liveness check keeps its session busy, so only a holder whose
+  // checks stopped (a silent link, a stopped process) is ended by it.
+  virtual Statement session_setup(std::chrono::milliseconds idle_limit) const = 0;
   // Run before `lock` on the same connection (PostgreSQL: sets lock_timeout
   // to `wait_ms`, 0 for none); nullopt when the lock statement carries the
   // wait itself.

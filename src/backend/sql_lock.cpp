@@ -263,9 +263,12 @@ class Acquire final : public kit::Attempt, public std::enable_shared_from_this<A
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline_ - Clock::now());
       wait_ms_ = std::max<std::int64_t>(0, left.count());
     }
-    if (auto before = core_->dialect.before_lock(lock_, wait_ms_, shared_)) {
+    auto before = core_->dialect.before_lock(lock_, wait_ms_, shared_);
+    const bool set_already = pooled_->lock_wait.has_value() && *pooled_->lock_wait == wait_ms_;
+    if (before && !set_already) {
       return run(*before, [](Acquire& self, const Result& r) {
         if (r.ec) return self.failed(r);
+        self.pooled_->lock_wait = self.wait_ms_;
         self.take();
       });
     }

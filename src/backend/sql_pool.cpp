@@ -85,8 +85,28 @@ void Pool::open_for(Ready ready) {
       c->connection->close();
       return ready(errc::closed, "the client was closed", nullptr);
     }
-    ready({}, {}, c);
+    self->set_up(c, std::move(ready));
   });
+}
+
+// The session's idle limit: three liveness checks and their answers.
+void Pool::set_up(const std::shared_ptr<Pooled>& c, Ready ready) {
+  const auto limit = 3 * (options_->connection_check_interval + options_->command_timeout);
+  const Statement s = dialect_.session_setup(limit);
+  c->connection->query(
+      s.text, s.params, [self = shared_from_this(), c, ready = std::move(ready)](const Result& r) {
+        if (r.ec) {
+          --self->open_;
+          c->connection->close();
+          ready(r.ec == errc::server_error ? errc::server_error : errc::connection_failed,
+                std::string(self->dialect_.name()) +
+                    ": setting up a new session failed: " + r.message,
+                nullptr);
+          self->serve_next();
+          return;
+        }
+        ready({}, {}, c);
+      });
 }
 
 void Pool::put(std::shared_ptr<Pooled> c) {

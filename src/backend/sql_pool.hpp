@@ -27,6 +27,9 @@ struct Pooled {
   // Called once if the connection drops while lent (a holding's loss);
   // empty while idle or in an acquire (the statement in flight reports it).
   std::function<void(const std::string& why)> on_drop;
+  // The wait the session's lock_timeout holds now (PostgreSQL), so it is
+  // set only when it changes; nullopt until set.
+  std::optional<std::optional<std::int64_t>> lock_wait;
 };
 
 class Pool : public std::enable_shared_from_this<Pool> {
@@ -61,6 +64,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
     std::unique_ptr<asio::steady_timer> timer;
   };
   void open_for(Ready ready);
+  void set_up(const std::shared_ptr<Pooled>& c, Ready ready);
   void serve_next();
 
   const std::shared_ptr<const ClientOptions> options_;

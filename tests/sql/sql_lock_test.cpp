@@ -231,6 +231,31 @@ TEST_P(SqlLock, AStoppedHolderProcessKeepsItsLockWhileItsConnectionLives) {
   lock.unlock();
 }
 
+TEST_P(SqlLock, AStoppedHolderLosesItsLockWhenTheServersIdleLimitEndsItsSession) {
+  // Checks every 200 ms, 300 ms to answer: the server ends a session idle
+  // for 3 x 500 ms (MySQL: 2 s, whole seconds), and its locks with it.
+  fault::Worker holder(std::vector<std::string>{
+      DISTLOCK_FAULT_WORKER, "hold",
+      server_->uri() + "?connection_check_interval_ms=200&command_timeout_ms=300", "idle-limit",
+      "wait-loss"});
+  const auto acquired = holder.read_line(30s);
+  ASSERT_TRUE(acquired && acquired->rfind("acquired", 0) == 0) << acquired.value_or("nothing");
+  holder.process().signal(SIGSTOP);
+  // The holder has no lease to run out: only the server's idle limit frees
+  // the lock of a process that stopped.
+  Client b(server_->uri());
+  Lock lock = b.lock("idle-limit");
+  EXPECT_TRUE(lock.try_lock_for(20s)) << "the stopped holder's session was not ended";
+  holder.process().signal(SIGCONT);
+  holder.process().signal(SIGUSR1);
+  const auto result = holder.read_line(30s);
+  ASSERT_TRUE(result.has_value());
+  // Resumed, it finds its connection closed: told, its lease invalid.
+  EXPECT_EQ(fault::field(*result, "stop"), "1") << *result;
+  EXPECT_EQ(fault::field(*result, "valid"), "0") << *result;
+  lock.unlock();
+}
+
 TEST_P(SqlLock, FencingTokensAreTheCounterRowUnderTheLock) {
   Client a(server_->uri());
   Lock lock = a.fenced_lock("fenced-row");
@@ -269,6 +294,32 @@ TEST_P(SqlLock, MaxConnectionsBoundsTheHoldsAndAnAcquireWaitsForAFreedOne) {
   first.release();
   ASSERT_EQ(future.wait_for(25s), std::future_status::ready);
   EXPECT_TRUE(future.get()) << "the freed connection did not go to the waiter";
+  waiter.join();
+}
+
+TEST_P(SqlLock, AConnectionReusedForAnotherWaitWaitsAsTheNewCallSays) {
+  Client a(server_->uri());
+  ClientOptions o = server_->options();
+  o.max_connections = 1;  // every acquire of b runs on the same connection
+  Client b(o);
+  Lock held = a.lock("reused");
+  held.lock();
+  EXPECT_FALSE(b.lock("reused").try_lock_for(200ms));
+  // The same connection now waits without a limit (PostgreSQL: its
+  // lock_timeout must not stay at the 200 ms of the call before).
+  std::promise<std::error_code> got;
+  std::thread waiter([&] {
+    std::error_code ec;
+    Lock lock = b.lock("reused");
+    lock.lock(ec);
+    got.set_value(ec);
+    if (!ec) lock.unlock();
+  });
+  auto future = got.get_future();
+  EXPECT_EQ(future.wait_for(1s), std::future_status::timeout) << "it stopped waiting";
+  held.unlock();
+  ASSERT_EQ(future.wait_for(20s), std::future_status::ready) << "the release did not wake it";
+  EXPECT_FALSE(future.get());
   waiter.join();
 }
 

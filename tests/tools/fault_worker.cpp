@@ -50,12 +50,14 @@
 //     the same "done ..." line; increments counts reads+writes that both
 //     succeeded.
 //
-//   distlock_fault_worker hold URI NAME
+//   distlock_fault_worker hold URI NAME [wait-loss]
 //     (issue 29) Takes the fenced lock NAME of any backend (the Client is made
 //     from the URI alone) and prints "acquired token=T". Then waits for
 //     SIGUSR1 (the test may pause it with SIGSTOP meanwhile), unlocks and
 //     prints "result valid=0|1 stop=0|1 unlock=E": whether it still held a
 //     valid lease, whether its stop token was requested, and unlock's error.
+//     With wait-loss it first waits (at most 10 s) for the stop token: a
+//     loss that happened while it was stopped is noticed after SIGCONT.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -514,8 +516,8 @@ int semaphore_history(const std::vector<std::string>& args) {
 }  // namespace
 
 int hold_mode(const std::vector<std::string>& args) {
-  if (args.size() != 2) {
-    std::fprintf(stderr, "usage: hold URI NAME\n");
+  if (args.size() != 2 && (args.size() != 3 || args[2] != "wait-loss")) {
+    std::fprintf(stderr, "usage: hold URI NAME [wait-loss]\n");
     return 2;
   }
   sigset_t usr1 = block_sigusr1();
@@ -527,6 +529,10 @@ int hold_mode(const std::vector<std::string>& args) {
   std::fflush(stdout);
   int signal_number = 0;
   sigwait(&usr1, &signal_number);
+  if (args.size() == 3) {
+    LossClock loss(lock.stop_token());
+    loss.wait(10s);
+  }
   const bool valid = lock.lease_valid();
   const bool stopped = lock.stop_token().stop_requested();
   std::error_code unlock_error;
