@@ -12,7 +12,8 @@
 
 namespace distlock {
 
-/// TLS settings of a connection (ClientOptions::tls); set from a rediss:// URI.
+/// TLS settings of a connection (ClientOptions::tls); set from a rediss:// URI,
+/// or from the TLS options of a mysql:// or postgresql:// URI (tls=true, sslmode=...).
 struct TlsOptions {
   /// Connect with TLS (set by the rediss:// scheme).
   bool enabled = false;
@@ -64,7 +65,8 @@ struct ClientOptions {
   /// Sent as CLIENT SETNAME after connecting; empty skips it.
   std::string client_name = "distlock";
 
-  /// TLS; off unless the URI's scheme is rediss://.
+  /// TLS; off unless the URI's scheme is rediss:// or a mysql:// or postgresql://
+  /// URI turns it on.
   TlsOptions tls;
 
   /// How long the first connection (TCP + TLS + AUTH + SELECT) may take.
