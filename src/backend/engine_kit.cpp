@@ -106,8 +106,8 @@ Got Engine::acquire_blocking(std::string owner, std::optional<milliseconds> wait
   if (wait) deadline = Clock::now() + *wait;
   auto promise = std::make_shared<std::promise<Got>>();
   auto future = promise->get_future();
-  auto op =
-      attempt(std::move(owner), deadline, [promise](Got g) { promise->set_value(std::move(g)); });
+  auto op = attempt({client_, name_, std::move(owner), fenced_, deadline,
+                     [promise](Got g) { promise->set_value(std::move(g)); }});
   asio::post(executor_.io(), [op] { op->start(); });
   return wait_for(executor_, future, Got{errc::closed, "the client was closed", nullptr});
 }
@@ -176,14 +176,16 @@ std::shared_ptr<detail::AsyncAcquire> Engine::async_acquire(
   }
   std::optional<Clock::time_point> deadline;
   if (wait) deadline = Clock::now() + *wait;
-  auto op = attempt(client_id_ + ":" + runtime::random_token(), deadline, [r](Got g) {
+  auto done = [r](Got g) {
     if (g.holding) return r->complete({}, detail::Access::lease(std::move(g.holding)));
     // cancelled: asio's operation_aborted, as the Redis form reports it
     if (g.ec == std::errc::operation_canceled) {
       return r->complete(asio::error::operation_aborted, Lease());
     }
     r->complete(g.ec, Lease());
-  });
+  };
+  auto op = attempt(
+      {client_, name_, client_id_ + ":" + runtime::random_token(), fenced_, deadline, done});
   asio::post(executor_.io(), [op] { op->start(); });
   return std::make_shared<Cancel>(op);
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <asio/any_io_executor.hpp>
+#include <asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -111,9 +112,53 @@ struct Got {
 // (std::errc::operation_canceled) or failed.
 class Attempt {
  public:
+  // Who asks for the lock, until when, and whom to tell.
+  struct Request {
+    std::shared_ptr<void> client;  // kept alive by the attempt and its holding
+    std::string name;
+    std::string owner;
+    bool fenced = false;
+    std::optional<Clock::time_point> deadline;  // none: as long as it takes
+    std::function<void(Got)> done;
+  };
+
+  Attempt(Request request, asio::io_context& io)
+      : client_(std::move(request.client)),
+        name_(std::move(request.name)),
+        owner_(std::move(request.owner)),
+        fenced_(request.fenced),
+        deadline_(request.deadline),
+        timer_(io),
+        done_(std::move(request.done)) {}
   virtual ~Attempt() = default;
+  Attempt(const Attempt&) = delete;
+  Attempt& operator=(const Attempt&) = delete;
+
   virtual void start() = 0;   // I/O thread
   virtual void cancel() = 0;  // any thread
+
+ protected:
+  // I/O thread: ends the attempt with `got`, once: stops its timer, has the
+  // backend forget it, and calls done.
+  void end(Got got) {
+    if (finished_) return;
+    finished_ = true;
+    timer_.cancel();
+    forget();
+    auto done = std::move(done_);
+    done(std::move(got));
+  }
+  // The backend's list of attempts in progress drops this one.
+  virtual void forget() = 0;
+
+  const std::shared_ptr<void> client_;
+  const std::string name_;
+  const std::string owner_;
+  const bool fenced_;
+  const std::optional<Clock::time_point> deadline_;
+  asio::steady_timer timer_;  // the wait's end, and what else the attempt times
+  std::function<void(Got)> done_;
+  bool finished_ = false;
 };
 
 // The threads' reentrant holds of one Client: (lock key, thread) -> the
@@ -179,9 +224,7 @@ class Engine : public LockEngine {
  protected:
   // An acquire for `owner` that gives up at `deadline` (none: waits as long
   // as it takes). Any thread, no I/O.
-  virtual std::shared_ptr<Attempt> attempt(std::string owner,
-                                           std::optional<Clock::time_point> deadline,
-                                           std::function<void(Got)> done) = 0;
+  virtual std::shared_ptr<Attempt> attempt(Attempt::Request request) = 0;
   // The message refusing a fixed lease (not_supported): a kit backend holds
   // for as long as its session or connection lives.
   virtual std::string lease_refusal() const = 0;

@@ -172,25 +172,11 @@ void Core::track(const std::shared_ptr<Holding>& h) {
 // the server), the fencing bump, the holding.
 class Acquire final : public kit::Attempt, public std::enable_shared_from_this<Acquire> {
  public:
-  Acquire(std::shared_ptr<Core> core,
-          std::shared_ptr<void> client,
-          std::string name,
-          std::string lock,
-          std::string owner,
-          bool fenced,
-          bool shared,
-          std::optional<Clock::time_point> deadline,
-          std::function<void(Got)> done)
-      : core_(std::move(core)),
-        client_(std::move(client)),
-        name_(std::move(name)),
+  Acquire(std::shared_ptr<Core> core, std::string lock, bool shared, Request request)
+      : kit::Attempt(std::move(request), core->executor.io()),
+        core_(std::move(core)),
         lock_(std::move(lock)),
-        owner_(std::move(owner)),
-        fenced_(fenced),
-        shared_(shared),
-        deadline_(deadline),
-        timer_(core_->executor.io()),
-        done_(std::move(done)) {}
+        shared_(shared) {}
 
   void start() override {
     if (core_->closed) return end({errc::closed, "the client was closed", nullptr});
@@ -392,7 +378,7 @@ class Acquire final : public kit::Attempt, public std::enable_shared_from_this<A
     }
     finished_ = true;
     owed_ = std::move(got);
-    core_->acquires.erase(shared_from_this());
+    forget();
     timer_.cancel();
     timer_.expires_after(core_->options->command_timeout);
     timer_.async_wait([self = shared_from_this()](std::error_code ec) {
@@ -434,32 +420,17 @@ class Acquire final : public kit::Attempt, public std::enable_shared_from_this<A
     end({ec, core_->what("the acquire of '" + name_ + "' failed: " + why), nullptr});
   }
 
-  void end(Got got) {
-    if (finished_) return;
-    finished_ = true;
-    timer_.cancel();
-    core_->acquires.erase(shared_from_this());
-    auto done = std::move(done_);
-    done(std::move(got));
-  }
+  void forget() override { core_->acquires.erase(shared_from_this()); }
 
   const std::shared_ptr<Core> core_;
-  const std::shared_ptr<void> client_;
-  const std::string name_;
   const std::string lock_;
-  const std::string owner_;
-  const bool fenced_;
   const bool shared_;
-  const std::optional<Clock::time_point> deadline_;
-  asio::steady_timer timer_;
-  std::function<void(Got)> done_;
 
   Stage stage_ = Stage::idle;
   std::uint64_t ticket_ = 0;
   std::shared_ptr<Pooled> pooled_;
   std::optional<std::int64_t> wait_ms_;  // nullopt: as long as it takes
-  bool finished_ = false;
-  std::optional<Got> owed_;  // the completion end_after_undo holds back
+  std::optional<Got> owed_;              // the completion end_after_undo holds back
 };
 
 void Core::shut_down() {
@@ -541,11 +512,8 @@ class Engine final : public kit::Engine {
   }
 
  private:
-  std::shared_ptr<kit::Attempt> attempt(std::string owner,
-                                        std::optional<Clock::time_point> deadline,
-                                        std::function<void(Got)> done) override {
-    return std::make_shared<Acquire>(core_, client_, name_, lock_, std::move(owner), fenced_,
-                                     shared_, deadline, std::move(done));
+  std::shared_ptr<kit::Attempt> attempt(kit::Attempt::Request request) override {
+    return std::make_shared<Acquire>(core_, lock_, shared_, std::move(request));
   }
 
   std::string lease_refusal() const override {

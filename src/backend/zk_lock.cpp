@@ -164,23 +164,10 @@ class AcquireOp final : public kit::Attempt, public std::enable_shared_from_this
  public:
   using Done = std::function<void(Got)>;
 
-  AcquireOp(std::shared_ptr<Core> core,
-            std::shared_ptr<void> client,
-            std::string name,
-            std::string dir,
-            std::string owner,
-            bool fenced,
-            std::optional<Clock::time_point> deadline,
-            Done done)
-      : core_(std::move(core)),
-        client_(std::move(client)),
-        name_(std::move(name)),
-        dir_(std::move(dir)),
-        owner_(std::move(owner)),
-        fenced_(fenced),
-        deadline_(deadline),
-        timer_(core_->executor.io()),
-        done_(std::move(done)) {}
+  AcquireOp(std::shared_ptr<Core> core, std::string dir, Request request)
+      : kit::Attempt(std::move(request), core->executor.io()),
+        core_(std::move(core)),
+        dir_(std::move(dir)) {}
 
   void start() override {
     if (core_->closed) return end({errc::closed, "the client was closed", nullptr});
@@ -277,15 +264,6 @@ class AcquireOp final : public kit::Attempt, public std::enable_shared_from_this
       core_->clean_up(dir_, uuid_);
     }
     // A create still in flight deletes what it made when it comes back.
-  }
-
-  void end(Got got) {
-    if (finished_) return;
-    finished_ = true;
-    timer_.cancel();
-    core_->remove(shared_from_this());
-    Done done = std::move(done_);
-    done(std::move(got));
   }
 
   // Goes on with `step` once the session is connected again, unless the
@@ -456,15 +434,10 @@ class AcquireOp final : public kit::Attempt, public std::enable_shared_from_this
     end({{}, {}, std::move(h)});
   }
 
+  void forget() override { core_->remove(shared_from_this()); }
+
   const std::shared_ptr<Core> core_;
-  const std::shared_ptr<void> client_;
-  const std::string name_;
   const std::string dir_;
-  const std::string owner_;
-  const bool fenced_;
-  const std::optional<Clock::time_point> deadline_;
-  asio::steady_timer timer_;
-  Done done_;
 
   std::string uuid_;
   std::string node_;  // its lock node, once known
@@ -473,7 +446,6 @@ class AcquireOp final : public kit::Attempt, public std::enable_shared_from_this
   bool uncertain_create_ = false;  // a create got no reply: it may exist
   bool in_flight_ = false;         // a round trip of this op is out
   bool late_ = false;              // the wait ran out while one was out
-  bool finished_ = false;
 };
 
 void Core::on_state(State s) {
@@ -733,11 +705,8 @@ class Engine final : public kit::Engine {
   }
 
  private:
-  std::shared_ptr<kit::Attempt> attempt(std::string owner,
-                                        std::optional<Clock::time_point> deadline,
-                                        std::function<void(Got)> done) override {
-    return std::make_shared<AcquireOp>(core_, client_, name_, dir_, std::move(owner), fenced_,
-                                       deadline, std::move(done));
+  std::shared_ptr<kit::Attempt> attempt(kit::Attempt::Request request) override {
+    return std::make_shared<AcquireOp>(core_, dir_, std::move(request));
   }
 
   std::string lease_refusal() const override {
