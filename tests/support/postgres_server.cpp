@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -99,20 +98,6 @@ std::string sql_literal(const std::string& s) {
   std::string out = "'";
   for (const char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
-}
-
-std::string percent_encoded(const std::string& value) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string result;
-  for (const char c : value) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
-      result += c;
-    } else {
-      result += {'%', kHex[u >> 4], kHex[u & 15]};
-    }
-  }
-  return result;
 }
 
 // The initdb'd data directory every server copies, built once per machine,
