@@ -147,6 +147,7 @@ void stop_process(ChildProcess& process) {
 // `staging`, which build_template_once then renames into place.
 void build_template(const std::string& staging) {
   fs::create_directory(staging);
+  fs::permissions(staging, fs::perms::owner_all);  // as private as make_temp_dir's
   run_capture({kInstallDb, "--no-defaults", "--auth-root-authentication-method=normal",
                "--skip-test-db", "--datadir=" + staging + "/data", "--user=" + user_name(),
                "--skip-log-bin", "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=4M"},
