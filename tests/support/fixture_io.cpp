@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -46,6 +47,20 @@ std::string tail(const std::string& text, std::size_t lines) {
     if (text[pos - 1] == '\n' && ++seen == lines) break;
   }
   return text.substr(pos);
+}
+
+std::string percent_encoded(const std::string& value) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string result;
+  for (const char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
+      result += c;
+    } else {
+      result += {'%', kHex[u >> 4], kHex[u & 15]};
+    }
+  }
+  return result;
 }
 
 }  // namespace distlock::test

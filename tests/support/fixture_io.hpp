@@ -1,5 +1,6 @@
-// Small I/O pieces the server fixtures (redis_server, zookeeper_ensemble)
-// share: an owned socket, a bounded poll, and reading the tail of a log.
+// Small I/O pieces the server fixtures (redis_server, zookeeper_ensemble,
+// the SQL servers) share: an owned socket, a bounded poll, reading the tail
+// of a log, and percent-encoding a password for a URI.
 #pragma once
 
 #include <unistd.h>
@@ -37,5 +38,9 @@ std::uintmax_t size_or_zero(const std::string& path);
 
 // The last `lines` lines of `text`.
 std::string tail(const std::string& text, std::size_t lines);
+
+// `value` with every byte but RFC 3986's unreserved ones (letters, digits,
+// "-._~") as %XX, for a password in a URI's userinfo.
+std::string percent_encoded(const std::string& value);
 
 }  // namespace distlock::test

@@ -1,10 +1,8 @@
 #include "support/mariadb_server.hpp"
 
-#include <fcntl.h>
 #include <mysql.h>
 #include <pwd.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -12,16 +10,15 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "support/fixture_io.hpp"
 #include "support/free_ports.hpp"
+#include "support/server_dir.hpp"
 
 namespace distlock::test {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 namespace fs = std::filesystem;
 
@@ -125,18 +122,15 @@ std::optional<std::string> run_query(MYSQL* m, const std::string& sql) {
 
 // Polls root's SELECT 1 until it works (true), the process exits or the
 // bound passes (false).
-bool wait_until_ready(const ChildProcess& process, const std::string& socket) {
-  const auto deadline = Clock::now() + kReadyBound;
-  while (Clock::now() < deadline) {
-    if (!process.running()) return false;
+bool wait_for_root(const ChildProcess& process, const std::string& socket) {
+  return wait_until_ready(process, kReadyBound, milliseconds(20), [&socket] {
     try {
       run_query(root_session(socket, 1).get(), "SELECT 1");
       return true;
     } catch (const std::runtime_error&) {
+      return false;
     }
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  return false;
+  });
 }
 
 void stop_process(ChildProcess& process) {
@@ -149,55 +143,42 @@ void stop_process(ChildProcess& process) {
   if (!process.wait_for_exit(kStopBound)) process.kill_and_reap();
 }
 
-// Runs mariadb-install-db and creates the test user and database in a
-// staging directory, then renames it into place.
-void build_template(const std::string& path) {
-  const std::string staging = make_temp_dir("distlock-mariadb-staging-");
-  try {
-    run_capture({kInstallDb, "--no-defaults", "--auth-root-authentication-method=normal",
-                 "--skip-test-db", "--datadir=" + staging + "/data", "--user=" + user_name(),
-                 "--skip-log-bin", "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=4M"},
-                milliseconds(120000));
-    SpawnOptions spawn_options;
-    spawn_options.output_path = staging + "/error.log";
-    ChildProcess process = ChildProcess::spawn(server_argv(staging, 0), spawn_options);
-    if (!wait_until_ready(process, staging + "/mariadbd.sock")) {
-      throw std::runtime_error("the template's mariadbd did not start; log:\n" +
-                               tail(read_from(staging + "/error.log", 0), 30));
-    }
-    {
-      MysqlHandle root = root_session(staging + "/mariadbd.sock", 5);
-      const std::string user = std::string("'") + MariaDbServer::kUser + "'";
-      for (const char* host : {"'%'", "'localhost'"}) {
-        run_query(root.get(), "CREATE USER " + user + "@" + host + " IDENTIFIED BY '" +
-                                  MariaDbServer::kPassword + "'");
-        run_query(root.get(), std::string("GRANT ALL PRIVILEGES ON ") + MariaDbServer::kDatabase +
-                                  ".* TO " + user + "@" + host);
-      }
-      run_query(root.get(), std::string("CREATE DATABASE ") + MariaDbServer::kDatabase);
-    }
-    stop_process(process);
-    fs::remove(staging + "/error.log");
-    fs::remove(staging + "/owner");  // a template has no owner: never cleaned up
-    fs::rename(staging, path);
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove_all(staging, ignored);
-    throw;
+// Runs mariadb-install-db and creates the test user and database in
+// `staging`, which build_template_once then renames into place.
+void build_template(const std::string& staging) {
+  fs::create_directory(staging);
+  fs::permissions(staging, fs::perms::owner_all);  // as private as make_temp_dir's
+  run_capture({kInstallDb, "--no-defaults", "--auth-root-authentication-method=normal",
+               "--skip-test-db", "--datadir=" + staging + "/data", "--user=" + user_name(),
+               "--skip-log-bin", "--innodb-buffer-pool-size=16M", "--innodb-log-file-size=4M"},
+              milliseconds(120000));
+  SpawnOptions spawn_options;
+  spawn_options.output_path = staging + "/error.log";
+  ChildProcess process = ChildProcess::spawn(server_argv(staging, 0), spawn_options);
+  if (!wait_for_root(process, staging + "/mariadbd.sock")) {
+    throw std::runtime_error("the template's mariadbd did not start; log:\n" +
+                             tail(read_from(staging + "/error.log", 0), 30));
   }
+  {
+    MysqlHandle root = root_session(staging + "/mariadbd.sock", 5);
+    const std::string user = std::string("'") + MariaDbServer::kUser + "'";
+    for (const char* host : {"'%'", "'localhost'"}) {
+      run_query(root.get(), "CREATE USER " + user + "@" + host + " IDENTIFIED BY '" +
+                                MariaDbServer::kPassword + "'");
+      run_query(root.get(), std::string("GRANT ALL PRIVILEGES ON ") + MariaDbServer::kDatabase +
+                                ".* TO " + user + "@" + host);
+    }
+    run_query(root.get(), std::string("CREATE DATABASE ") + MariaDbServer::kDatabase);
+  }
+  stop_process(process);
+  fs::remove(staging + "/error.log");
 }
 
 // The template's path, made first if missing (one maker at a time).
 std::string template_dir() {
-  const std::string path =
-      "/tmp/distlock-mariadb-template-" + server_version() + "-" + std::to_string(::geteuid());
-  if (fs::exists(path + "/data")) return path;
-  const Socket lock(::open((path + ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600));
-  if (lock.get() < 0 || ::flock(lock.get(), LOCK_EX) != 0) {
-    throw std::runtime_error("MariaDbServer: cannot lock " + path + ".lock");
-  }
-  if (!fs::exists(path + "/data")) build_template(path);
-  return path;
+  return build_template_once(
+      "/tmp/distlock-mariadb-template-" + server_version() + "-" + std::to_string(::geteuid()),
+      "data", build_template);
 }
 
 }  // namespace
@@ -206,50 +187,32 @@ MariaDbServer::MariaDbServer() : owner_(::getpid()) {
   require_packages();
   const std::string from = template_dir();
   dir_ = make_temp_dir("distlock-mariadb-run-");
-  try {
-    run_capture({"cp", "-a", from + "/data", dir_ + "/data"}, milliseconds(60000));
-    for (int attempt = 1;; ++attempt) {
-      port_ = pick_free_ports(1)[0];
-      if (launch()) break;
-      if (attempt == kPortAttempts) {
-        throw std::runtime_error("mariadbd: no free port after " + std::to_string(kPortAttempts) +
-                                 " attempts; log:\n" + log_tail());
-      }
-    }
-  } catch (...) {
-    process_.kill_and_reap();
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-    throw;
-  }
+  start_in_dir(
+      "mariadbd", process_, dir_, kPortAttempts,
+      [&] {
+        run_capture({"cp", "-a", from + "/data", dir_ + "/data"}, milliseconds(60000));
+      },
+      [this] {
+        port_ = pick_free_ports(1)[0];
+        return launch();
+      },
+      [this] { return log_tail(); });
 }
 
 MariaDbServer::~MariaDbServer() {
-  if (::getpid() != owner_) return;
-  try {
-    stop();
-  } catch (...) {
-    process_.kill_and_reap();
-  }
-  std::error_code ignored;
-  fs::remove_all(dir_, ignored);
+  tear_down(owner_, process_, dir_, [this] { stop(); });
 }
 
 bool MariaDbServer::launch() {
-  const std::uintmax_t log_offset = size_or_zero(log_path());
-  SpawnOptions spawn_options;
-  spawn_options.output_path = log_path();
-  process_ = ChildProcess::spawn(server_argv(dir_, port_), spawn_options);
-  if (wait_until_ready(process_, socket_path())) return true;
-  const std::optional<int> status = process_.wait_for_exit(milliseconds(0));
-  const std::string log = read_from(log_path(), log_offset);
-  if (status && log.find("Address already in use") != std::string::npos) return false;
-  const std::string what =
-      status ? "exited (" + describe_wait_status(*status) + ") before it was ready"
-             : "was not ready within " + std::to_string(kReadyBound.count()) + " s";
-  process_.kill_and_reap();
-  throw std::runtime_error("mariadbd on port " + std::to_string(port_) + " " + what + "; log:\n" +
-                           tail(log, 30));
+  ServerLaunch l;
+  l.program = "mariadbd";
+  l.argv = server_argv(dir_, port_);
+  l.log_path = log_path();
+  l.port = port_;
+  l.port_taken = "Address already in use";
+  l.ready_bound = kReadyBound;
+  l.ready = [this] { return wait_for_root(process_, socket_path()); };
+  return launch_server(process_, l);
 }
 
 std::string MariaDbServer::uri() const {

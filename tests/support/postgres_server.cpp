@@ -1,30 +1,26 @@
 #include "support/postgres_server.hpp"
 
-#include <fcntl.h>
 #include <libpq-fe.h>
 #include <pwd.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <system_error>
-#include <thread>
 #include <vector>
 
 #include "support/fixture_io.hpp"
 #include "support/free_ports.hpp"
+#include "support/server_dir.hpp"
 
 namespace distlock::test {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr std::chrono::seconds kReadyBound{30};
@@ -104,56 +100,34 @@ std::string sql_literal(const std::string& s) {
   return out + "'";
 }
 
-std::string percent_encoded(const std::string& value) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string result;
-  for (const char c : value) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
-      result += c;
-    } else {
-      result += {'%', kHex[u >> 4], kHex[u & 15]};
-    }
-  }
-  return result;
-}
-
 // The initdb'd data directory every server copies, built once per machine,
 // version and user: initdb takes seconds, a copy a fraction of one.
 std::string template_dir(const Installation& pg, const RunAs& who) {
   const std::string path =
       "/tmp/distlock-pg-template-" + pg.version + "-" + std::to_string(who.uid);
-  if (fs::exists(path + "/PG_VERSION")) return path;
-  const int lock = ::open((path + ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock < 0) throw std::system_error(errno, std::generic_category(), "open " + path + ".lock");
-  const Socket lock_fd(lock);  // closes it, which releases the flock
-  if (::flock(lock, LOCK_EX) != 0) throw std::system_error(errno, std::generic_category(), "flock");
-  if (fs::exists(path + "/PG_VERSION")) return path;
-  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
-  fs::remove_all(tmp);
-  run_capture(as_user(who, {pg.bin + "/initdb", "-D", tmp, "-U", "postgres", "--auth-local=trust",
-                            "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync",
-                            "--no-instructions"}),
-              kInitBound);
-  // The role and database, in single-user mode: no server, no port.
-  const std::string script = tmp + ".sql";
-  {
-    std::ofstream out(script);
-    out << "CREATE ROLE " << PostgresServer::kUser << " LOGIN PASSWORD "
-        << sql_literal(PostgresServer::kPassword) << "\nCREATE DATABASE "
-        << PostgresServer::kDatabase << " OWNER " << PostgresServer::kUser << "\n";
-  }
-  std::vector<std::string> argv{"sh", "-c", "exec \"$@\" < " + script, "sh"};
-  // exit_on_error: a failed statement ends single-user mode with a non-zero
-  // status (it would otherwise only be logged to stderr).
-  for (auto& a : as_user(who, {pg.bin + "/postgres", "--single", "-F", "-c", "exit_on_error=on",
-                               "-D", tmp, "postgres"})) {
-    argv.push_back(std::move(a));
-  }
-  run_capture(argv, kInitBound);
-  fs::remove(script);
-  fs::rename(tmp, path);
-  return path;
+  return build_template_once(path, "PG_VERSION", [&pg, &who](const std::string& tmp) {
+    run_capture(as_user(who, {pg.bin + "/initdb", "-D", tmp, "-U", "postgres", "--auth-local=trust",
+                              "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync",
+                              "--no-instructions"}),
+                kInitBound);
+    // The role and database, in single-user mode: no server, no port.
+    const std::string script = tmp + ".sql";
+    {
+      std::ofstream out(script);
+      out << "CREATE ROLE " << PostgresServer::kUser << " LOGIN PASSWORD "
+          << sql_literal(PostgresServer::kPassword) << "\nCREATE DATABASE "
+          << PostgresServer::kDatabase << " OWNER " << PostgresServer::kUser << "\n";
+    }
+    std::vector<std::string> argv{"sh", "-c", "exec \"$@\" < " + script, "sh"};
+    // exit_on_error: a failed statement ends single-user mode with a non-zero
+    // status (it would otherwise only be logged to stderr).
+    for (auto& a : as_user(who, {pg.bin + "/postgres", "--single", "-F", "-c", "exit_on_error=on",
+                                 "-D", tmp, "postgres"})) {
+      argv.push_back(std::move(a));
+    }
+    run_capture(argv, kInitBound);
+    fs::remove(script);
+  });
 }
 
 struct PgConnDeleter {
@@ -170,88 +144,65 @@ PostgresServer::PostgresServer() : owner_(::getpid()) {
   const RunAs who = run_as();
   const std::string source = template_dir(pg, who);
   dir_ = make_temp_dir("distlock-pg-");
-  try {
-    chown_to(dir_, who);
-    run_capture({"cp", "-a", source, dir_ + "/data"}, kInitBound);
-    for (int attempt = 1;; ++attempt) {
-      port_ = pick_free_ports(1)[0];
-      if (launch()) break;
-      if (attempt == kPortAttempts) {
-        throw std::runtime_error("postgres: no free port after " + std::to_string(kPortAttempts) +
-                                 " attempts; log:\n" + log_tail());
-      }
-    }
-  } catch (...) {
-    process_.kill_and_reap();
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-    throw;
-  }
+  start_in_dir(
+      "postgres", process_, dir_, kPortAttempts,
+      [&] {
+        chown_to(dir_, who);
+        run_capture({"cp", "-a", source, dir_ + "/data"}, kInitBound);
+      },
+      [this] {
+        port_ = pick_free_ports(1)[0];
+        return launch();
+      },
+      [this] { return log_tail(); });
 }
 
 PostgresServer::~PostgresServer() {
-  if (::getpid() != owner_) return;
-  try {
-    stop();
-  } catch (...) {
-    process_.kill_and_reap();
-  }
-  std::error_code ignored;
-  fs::remove_all(dir_, ignored);
+  tear_down(owner_, process_, dir_, [this] { stop(); });
 }
 
 bool PostgresServer::launch() {
   const Installation pg = find_installation();
-  const std::uintmax_t offset = size_or_zero(log_path());
-  SpawnOptions spawn;
-  spawn.output_path = log_path();
-  const std::vector<std::string> argv = as_user(run_as(), {pg.bin + "/postgres",
-                                                           "-D",
-                                                           dir_ + "/data",
-                                                           "-p",
-                                                           std::to_string(port_),
-                                                           "-c",
-                                                           "listen_addresses=127.0.0.1",
-                                                           "-c",
-                                                           "unix_socket_directories=" + dir_,
-                                                           "-c",
-                                                           "fsync=off",
-                                                           "-c",
-                                                           "synchronous_commit=off",
-                                                           "-c",
-                                                           "full_page_writes=off",
-                                                           "-c",
-                                                           "shared_buffers=16MB",
-                                                           "-c",
-                                                           "max_connections=60",
-                                                           "-c",
-                                                           "logging_collector=off"});
-  process_ = ChildProcess::spawn(argv, spawn);
-  if (wait_until_ready()) return true;
-  const std::optional<int> status = process_.wait_for_exit(milliseconds(0));
-  const std::string log = read_from(log_path(), offset);
-  if (status && log.find("could not bind") != std::string::npos) return false;
-  const std::string what =
-      status ? "exited (" + describe_wait_status(*status) + ") before it was ready"
-             : "was not ready within " + std::to_string(kReadyBound.count()) + " s";
-  process_.kill_and_reap();
-  throw std::runtime_error("postgres on port " + std::to_string(port_) + " " + what + "; log:\n" +
-                           tail(log, 30));
+  ServerLaunch l;
+  l.program = "postgres";
+  l.argv = as_user(run_as(), {pg.bin + "/postgres",
+                              "-D",
+                              dir_ + "/data",
+                              "-p",
+                              std::to_string(port_),
+                              "-c",
+                              "listen_addresses=127.0.0.1",
+                              "-c",
+                              "unix_socket_directories=" + dir_,
+                              "-c",
+                              "fsync=off",
+                              "-c",
+                              "synchronous_commit=off",
+                              "-c",
+                              "full_page_writes=off",
+                              "-c",
+                              "shared_buffers=16MB",
+                              "-c",
+                              "max_connections=60",
+                              "-c",
+                              "logging_collector=off"});
+  l.log_path = log_path();
+  l.port = port_;
+  l.port_taken = "could not bind";
+  l.ready_bound = kReadyBound;
+  l.ready = [this] { return wait_until_ready(); };
+  return launch_server(process_, l);
 }
 
 // Ready once a ping over TCP says the server accepts connections; the ping
 // needs no password, so it proves nothing about authentication.
 bool PostgresServer::wait_until_ready() {
-  const auto deadline = Clock::now() + kReadyBound;
   const std::string port = std::to_string(port_);
   const char* keys[] = {"host", "port", "dbname", "connect_timeout", nullptr};
   const char* values[] = {"127.0.0.1", port.c_str(), kDatabase, "2", nullptr};
-  while (Clock::now() < deadline) {
-    if (!process_.running()) return false;
-    if (PQpingParams(keys, values, 0) == PQPING_OK) return true;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
-  return false;
+  return distlock::test::wait_until_ready(process_, kReadyBound, milliseconds(10), [&] {
+    return PQpingParams(keys, values, 0) == PQPING_OK;
+  });
 }
 
 std::string PostgresServer::uri() const {

@@ -9,11 +9,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <deque>
-#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -23,6 +21,7 @@
 
 #include "support/fixture_io.hpp"
 #include "support/free_ports.hpp"
+#include "support/server_dir.hpp"
 #include "support/tls_material.hpp"
 
 namespace distlock::test {
@@ -52,20 +51,6 @@ std::string quoted(const std::string& value) {
     result += c;
   }
   return result + "\"";
-}
-
-std::string percent_encoded(const std::string& value) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string result;
-  for (const char c : value) {
-    const auto u = static_cast<unsigned char>(c);
-    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
-      result += c;
-    } else {
-      result += {'%', kHex[u >> 4], kHex[u & 15]};
-    }
-  }
-  return result;
 }
 
 }  // namespace
@@ -98,35 +83,20 @@ bool raw_ping(const std::string& host, std::uint16_t port, milliseconds bound) {
 RedisServer::RedisServer(RedisServerOptions options)
     : options_(std::move(options)), owner_(::getpid()) {
   dir_ = make_temp_dir("distlock-redis-");
-  try {
-    for (int attempt = 1;; ++attempt) {
-      const std::vector<std::uint16_t> ports = pick_free_ports(options_.cluster ? 2 : 1);
-      port_ = ports[0];
-      if (options_.cluster) bus_port_ = ports[1];
-      write_config();
-      if (launch()) break;
-      if (attempt == kPortAttempts) {
-        throw std::runtime_error("redis-server: no free port after " +
-                                 std::to_string(kPortAttempts) + " attempts; log:\n" + log_tail());
-      }
-    }
-  } catch (...) {
-    process_.kill_and_reap();
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-    throw;
-  }
+  start_in_dir(
+      "redis-server", process_, dir_, kPortAttempts, [] {},
+      [this] {
+        const std::vector<std::uint16_t> ports = pick_free_ports(options_.cluster ? 2 : 1);
+        port_ = ports[0];
+        if (options_.cluster) bus_port_ = ports[1];
+        write_config();
+        return launch();
+      },
+      [this] { return log_tail(); });
 }
 
 RedisServer::~RedisServer() {
-  if (::getpid() != owner_) return;
-  try {
-    stop();
-  } catch (...) {
-    process_.kill_and_reap();
-  }
-  std::error_code ignored;
-  std::filesystem::remove_all(dir_, ignored);
+  tear_down(owner_, process_, dir_, [this] { stop(); });
 }
 
 void RedisServer::write_config() const {
