@@ -181,15 +181,23 @@ TEST_F(MysqlConnection, UnreachablePortFailsWithConnectionFailed) {
 
 TEST_F(MysqlConnection, QueriesQueueAndCompleteInOrder) {
   auto s = connected();
-  std::vector<std::future<Result>> results;
-  results.push_back(s->submit("SELECT SLEEP(0.2)"));  // the others queue behind it
-  for (int i = 0; i < 5; ++i) results.push_back(s->submit("SELECT ?", {std::to_string(i)}));
-  std::vector<std::string> order;
-  EXPECT_EQ(Session::wait(std::move(results[0])).value, "0");
-  for (std::size_t i = 1; i < results.size(); ++i) {
-    order.push_back(Session::wait(std::move(results[i])).value.value_or("?"));
-  }
-  EXPECT_EQ(order, (std::vector<std::string>{"0", "1", "2", "3", "4"}));
+  // Submitted together behind a slow one, and recorded as they complete.
+  auto order = std::make_shared<std::vector<std::string>>();
+  auto all_done = std::make_shared<std::promise<void>>();
+  s->call([&](Connection& c) {
+    c.query("SELECT SLEEP(0.2)", {},
+            [order](Result r) { order->push_back(r.value.value_or("?")); });
+    for (int i = 0; i < 5; ++i) {
+      c.query("SELECT ?", {std::to_string(i)}, [order, all_done, i](Result r) {
+        order->push_back(r.value.value_or("?"));
+        if (i == 4) all_done->set_value();
+      });
+    }
+    return 0;
+  });
+  ASSERT_EQ(all_done->get_future().wait_for(kBound), std::future_status::ready);
+  const std::vector<std::string> seen = s->call([order](Connection&) { return *order; });
+  EXPECT_EQ(seen, (std::vector<std::string>{"0", "0", "1", "2", "3", "4"}));
 }
 
 TEST_F(MysqlConnection, StatementPastCommandTimeoutFailsWithTimeoutAndKillsTheConnection) {
