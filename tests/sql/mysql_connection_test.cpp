@@ -280,6 +280,32 @@ TEST_F(MysqlConnection, KillWhileIdleCallsOnDrop) {
   EXPECT_FALSE(s->alive());
 }
 
+TEST_F(MysqlConnection, KillWhileAQueryRunsEndsItWithConnectionLostAndCallsOnDrop) {
+  auto s = connected();
+  auto dropped = std::make_shared<std::promise<std::string>>();
+  s->call([dropped](Connection& c) {
+    c.on_drop([dropped](std::string why) { dropped->set_value(std::move(why)); });
+    return 0;
+  });
+  auto running = s->submit("SELECT SLEEP(60)", {}, true);
+  ASSERT_TRUE(wait_until_running(s->id(), "SLEEP"));
+  server_->kill_connection(s->id());
+  const Result r = Session::wait(std::move(running));
+  std::cout << "query of a killed session: code=" << r.code << " message=" << r.message << "\n";
+  EXPECT_EQ(r.ec, make_error_code(errc::connection_lost)) << r.code << " " << r.message;
+  ASSERT_EQ(dropped->get_future().wait_for(10s), std::future_status::ready);
+  EXPECT_FALSE(s->alive());
+}
+
+TEST_F(MysqlConnection, RestartedServerKeepsItsPortAndUser) {
+  MariaDbServer own;
+  const std::uint16_t port = own.port();
+  own.restart();
+  EXPECT_EQ(own.port(), port);
+  auto s = connected(own.options());
+  EXPECT_EQ(s->run("SELECT DATABASE()").value, MariaDbServer::kDatabase);
+}
+
 TEST_F(MysqlConnection, ServerStoppedWhileAQueryRunsEndsItWithConnectionLost) {
   MariaDbServer own;
   auto s = connected(own.options());
