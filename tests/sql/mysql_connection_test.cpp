@@ -181,15 +181,23 @@ TEST_F(MysqlConnection, UnreachablePortFailsWithConnectionFailed) {
 
 TEST_F(MysqlConnection, QueriesQueueAndCompleteInOrder) {
   auto s = connected();
-  std::vector<std::future<Result>> results;
-  results.push_back(s->submit("SELECT SLEEP(0.2)"));  // the others queue behind it
-  for (int i = 0; i < 5; ++i) results.push_back(s->submit("SELECT ?", {std::to_string(i)}));
-  std::vector<std::string> order;
-  EXPECT_EQ(Session::wait(std::move(results[0])).value, "0");
-  for (std::size_t i = 1; i < results.size(); ++i) {
-    order.push_back(Session::wait(std::move(results[i])).value.value_or("?"));
-  }
-  EXPECT_EQ(order, (std::vector<std::string>{"0", "1", "2", "3", "4"}));
+  // Submitted together behind a slow one, and recorded as they complete.
+  auto order = std::make_shared<std::vector<std::string>>();
+  auto all_done = std::make_shared<std::promise<void>>();
+  s->call([&](Connection& c) {
+    c.query("SELECT SLEEP(0.2)", {},
+            [order](Result r) { order->push_back(r.value.value_or("?")); });
+    for (int i = 0; i < 5; ++i) {
+      c.query("SELECT ?", {std::to_string(i)}, [order, all_done, i](Result r) {
+        order->push_back(r.value.value_or("?"));
+        if (i == 4) all_done->set_value();
+      });
+    }
+    return 0;
+  });
+  ASSERT_EQ(all_done->get_future().wait_for(kBound), std::future_status::ready);
+  const std::vector<std::string> seen = s->call([order](Connection&) { return *order; });
+  EXPECT_EQ(seen, (std::vector<std::string>{"0", "0", "1", "2", "3", "4"}));
 }
 
 TEST_F(MysqlConnection, StatementPastCommandTimeoutFailsWithTimeoutAndKillsTheConnection) {
@@ -270,6 +278,32 @@ TEST_F(MysqlConnection, KillWhileIdleCallsOnDrop) {
   ASSERT_EQ(why.wait_for(10s), std::future_status::ready) << "on_drop was not called";
   std::cout << "on_drop: " << why.get() << "\n";
   EXPECT_FALSE(s->alive());
+}
+
+TEST_F(MysqlConnection, KillWhileAQueryRunsEndsItWithConnectionLostAndCallsOnDrop) {
+  auto s = connected();
+  auto dropped = std::make_shared<std::promise<std::string>>();
+  s->call([dropped](Connection& c) {
+    c.on_drop([dropped](std::string why) { dropped->set_value(std::move(why)); });
+    return 0;
+  });
+  auto running = s->submit("SELECT SLEEP(60)", {}, true);
+  ASSERT_TRUE(wait_until_running(s->id(), "SLEEP"));
+  server_->kill_connection(s->id());
+  const Result r = Session::wait(std::move(running));
+  std::cout << "query of a killed session: code=" << r.code << " message=" << r.message << "\n";
+  EXPECT_EQ(r.ec, make_error_code(errc::connection_lost)) << r.code << " " << r.message;
+  ASSERT_EQ(dropped->get_future().wait_for(10s), std::future_status::ready);
+  EXPECT_FALSE(s->alive());
+}
+
+TEST_F(MysqlConnection, RestartedServerKeepsItsPortAndUser) {
+  MariaDbServer own;
+  const std::uint16_t port = own.port();
+  own.restart();
+  EXPECT_EQ(own.port(), port);
+  auto s = connected(own.options());
+  EXPECT_EQ(s->run("SELECT DATABASE()").value, MariaDbServer::kDatabase);
 }
 
 TEST_F(MysqlConnection, ServerStoppedWhileAQueryRunsEndsItWithConnectionLost) {
