@@ -215,6 +215,10 @@ void PgImpl::open(std::function<void(std::error_code, std::string)> done) {
   };
   if (!options_.database.empty()) kv.emplace_back("dbname", options_.database);
   const TlsOptions& tls = options_.tls;
+  // Without TLS, sslmode=disable, not libpq's default "prefer": prefer
+  // tries TLS and falls back to plain text unannounced, so what the options
+  // say would not be what the link is. The server's own timeout, in
+  // seconds, is not used: connect_timeout is a timer of ours.
   if (!tls.enabled) {
     kv.emplace_back("sslmode", "disable");
   } else {

@@ -108,21 +108,24 @@ std::string template_dir(const Installation& pg, const RunAs& who) {
   return build_template_once(path, "PG_VERSION", [&pg, &who](const std::string& tmp) {
     run_capture(as_user(who, {pg.bin + "/initdb", "-D", tmp, "-U", "postgres", "--auth-local=trust",
                               "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync",
-                              "--no-instructions"}),
+                              "--no-instructions", "--wal-segsize=1"}),
                 kInitBound);
-    // The role and database, in single-user mode: no server, no port.
+    // The role and database, in single-user mode: no server, no port. What
+    // every server copies is kept small, as the copy is most of a start: 1 MB
+    // WAL segments, and no database "postgres".
     const std::string script = tmp + ".sql";
     {
       std::ofstream out(script);
       out << "CREATE ROLE " << PostgresServer::kUser << " LOGIN PASSWORD "
           << sql_literal(PostgresServer::kPassword) << "\nCREATE DATABASE "
-          << PostgresServer::kDatabase << " OWNER " << PostgresServer::kUser << "\n";
+          << PostgresServer::kDatabase << " OWNER " << PostgresServer::kUser
+          << "\nDROP DATABASE postgres\n";
     }
     std::vector<std::string> argv{"sh", "-c", "exec \"$@\" < " + script, "sh"};
     // exit_on_error: a failed statement ends single-user mode with a non-zero
     // status (it would otherwise only be logged to stderr).
     for (auto& a : as_user(who, {pg.bin + "/postgres", "--single", "-F", "-c", "exit_on_error=on",
-                                 "-D", tmp, "postgres"})) {
+                                 "-D", tmp, "template1"})) {
       argv.push_back(std::move(a));
     }
     run_capture(argv, kInitBound);
